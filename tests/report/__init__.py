@@ -1,0 +1,1 @@
+"""Tests of lsnmt.report: the papers' tables as data."""
