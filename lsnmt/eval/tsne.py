@@ -80,8 +80,18 @@ def save_png(fig: Figure, path: Path) -> None:
         fh.write(buf.getvalue())
 
 
+def save_pdf(fig: Figure, path: Path) -> None:
+    """The same figure as PDF, without creation date or producer (byte-identical across runs)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="pdf", metadata={"Creator": None, "Producer": None, "CreationDate": None})
+    with atomic_write(path, "wb", encoding=None) as fh:
+        fh.write(buf.getvalue())
+
+
 def plot_tsne(embeddings: Mapping[str, np.ndarray], groups: Mapping[str, str], path: Path, *, title: str,
               seed: int, perplexity: float = 30.0) -> Path:
-    """Draw and save the figure; return ``path``."""
-    save_png(draw(embeddings, groups, title, seed, perplexity), path)
+    """Draw and save the figure as ``path`` (PNG) and the same name with ``.pdf``; return ``path``."""
+    fig = draw(embeddings, groups, title, seed, perplexity)
+    save_png(fig, path)
+    save_pdf(fig, path.with_suffix(".pdf"))
     return path
