@@ -17,19 +17,21 @@ MODEL_CODE = sorted(glob("models/**/*.py", recursive=True))
 TRAIN_CODE = sorted(glob("lsnmt/train/*.py"))
 DECODE_CODE = sorted(glob("lsnmt/decode/*.py"))
 EVAL_CODE = sorted(glob("lsnmt/eval/*.py"))
+REPORT_CODE = sorted(glob("lsnmt/report/**/*.py", recursive=True))
 
 
 def section(name):
     return lambda w: EXPERIMENTS[w.exp].get(name, {})
 
 
-localrules: all, download, params
+localrules: all, download, params, report
 
 
 rule all:
     input:
         expand("results/{exp}/evaluate", exp=EXP),
         "reports/params.csv",
+        "reports/README.md",
 
 
 rule download:
@@ -153,10 +155,23 @@ rule evaluate:
 
 rule params:
     input:
-        "stages/params.py", "lsnmt/accounting.py", MODEL_CODE,
+        "stages/params.py", "lsnmt/accounting.py", "lsnmt/paper_row.py", sorted(glob("lsnmt/rows_*.py")), MODEL_CODE,
     output:
         "reports/params.csv",
     log:
         "logs/params.log",
     shell:
         "python -m stages.params --log {log}"
+
+
+rule report:
+    input:
+        expand("results/{exp}/evaluate", exp=EXP), expand("data/{exp}/prepared", exp=EXP), "reports/params.csv",
+        "reports/paper", "stages/report.py",
+        REPORT_CODE, DATA_CODE,
+    output:
+        "reports/README.md", directory("reports/tables"), directory("reports/figures"),
+    log:
+        f"logs/{EXP}/report.log",
+    shell:
+        f"python -m stages.report --experiment {EXP} --log {{log}}"

@@ -43,7 +43,7 @@ def stage_args(name: str, argv: list[str] | None = None, **extra: str) -> tuple[
     return args, exp
 
 
-def _guarded(name: str, call) -> None:  # noqa: ANN001
+def guarded(name: str, call) -> None:  # noqa: ANN001
     """Run ``call()``; bad data or a diverged run is logged as one clear line and exits 1."""
     from lsnmt.io import DataError
 
@@ -57,7 +57,7 @@ def _guarded(name: str, call) -> None:  # noqa: ANN001
 def run(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
     """Run ``fn(exp)`` for a stage that depends only on the experiment."""
     _args, exp = stage_args(name, argv)
-    _guarded(name, lambda: fn(exp))
+    guarded(name, lambda: fn(exp))
 
 
 def run_method(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
@@ -68,11 +68,11 @@ def run_method(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: A
         logging.getLogger(f"stages.{name}").error("method %r is not listed in %s `methods` %s", args.method,
                                                   args.params, list(params.methods))
         raise SystemExit(2)
-    _guarded(name, lambda: fn(exp, args.method))
+    guarded(name, lambda: fn(exp, args.method))
 
 
 def run_all_methods(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
     """Run ``fn(exp, methods)`` for a stage that compares every method of params.yaml's ``methods``."""
     args, exp = stage_args(name, argv)
     methods = Params.load(args.params).methods
-    _guarded(name, lambda: fn(exp, methods))
+    guarded(name, lambda: fn(exp, methods))

@@ -1,0 +1,19 @@
+"""One line of the report index: what was generated, its status and its files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Item:
+    paper: str
+    """``lmsfd``, ``clm``, ``lsl``, ``xelm`` or ``ours``."""
+    label: str
+    status: str
+    """``reproduced``, ``differs``, ``not run``, or ``ours`` (a table of our own with no paper value)."""
+    links: tuple[str, ...]
+    """Files relative to ``reports/``."""
+    caption: str
+    detail: str = ""
+    """What the status rests on (compared cells per kind)."""

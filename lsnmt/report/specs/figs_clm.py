@@ -1,0 +1,112 @@
+"""CLM figures: Figure 2 (gain vs model size), Figures 3/5/6 (t-SNE of encoder representations), Figure 4
+(sparsity top-w).
+
+Figure 2's numbers are not printed in the paper (only the plot), so its paper panel says so; ours is the
+``opus100_clm`` sweep of footnote 6 (adapter bottleneck 32 … 128, CLM features 74 … 194) plus CLSR, and the
+embedded default run's single points in a separate panel. The t-SNE figures are drawn by the ``evaluate`` stage
+for every method (``evaluate.tsne_sets``); the report copies them. Figure 4 needs every test set translated again
+with each top-w, which the pipeline does not do: it is drawn as "not run" with that reason.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from lsnmt.report.cells import Avg, Params, Row
+from lsnmt.report.figures import FigureOut, figure, not_run_panel, save
+from lsnmt.report.runs import Results, Run
+
+PAPER = "CLM (Liu et al. 2022)"
+SWEEP = {
+    "Adapter": [f"adapter_b{b}" for b in (32, 48, 64, 80, 96, 112)] + ["adapter"],
+    "CLSR": ["clsr"],
+    "sCLM": ["sclm_k74", "sclm_k94", "sclm_k114", "sclm_k134", "sclm_k154", "sclm_k174", "sclm_k194"],
+    "mCLM": ["mclm_k74", "mclm_k94", "mclm_k114", "mclm", "mclm_k154", "mclm_k174", "mclm_k194"],
+}
+DEFAULT_POINTS = {"Adapter": ["adapter"], "CLSR": ["clsr"], "sCLM": ["sclm"], "mCLM": ["mclm"]}
+
+
+def _points(results: Results, run: Run, families: dict[str, list[str]], side: str) -> dict[str, list[tuple]]:
+    if run.summary is None:
+        return {}
+    base = Avg(subset=side).value(results, run, Row("naive"))
+    out: dict[str, list[tuple]] = {}
+    for family, methods in families.items():
+        for m in methods:
+            score = Avg(subset=side).value(results, run, Row(m))
+            size = Params(which="train").value(results, run, Row(m))  # the run's own count
+            if score is not None and size is not None and base is not None:
+                out.setdefault(family, []).append((size / 1e6, score - base))
+    return out
+
+
+def _plot(ax, pts: dict[str, list[tuple]], title: str) -> None:  # noqa: ANN001
+    for family, marker in (("Adapter", "s"), ("CLSR", "^"), ("sCLM", "o"), ("mCLM", "D")):
+        xy = sorted(pts.get(family, []))
+        if xy:
+            ax.plot([x for x, _ in xy], [y for _, y in xy], marker=marker, label=family)
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("model size (M)")
+    ax.set_ylabel("BLEU gain over multilingual")
+    ax.legend(fontsize=7)
+
+
+def fig2(results: Results, out_dir: Path, paper_dir: Path | None = None) -> FigureOut:
+    del paper_dir
+    paper_run, default = results.run("opus100_clm"), results.run("default")
+    with figure(width=10.5, height=6.2, ncols=3, nrows=2) as (fig, axes):
+        any_ours = False
+        for i, side in enumerate(("en-xx", "xx-en")):
+            not_run_panel(axes[i][0], f"paper {side}: the paper prints no numbers for Figure 2, only the plot")
+            ours = _points(results, paper_run, SWEEP, side)
+            any_ours |= bool(ours)
+            if ours:
+                _plot(axes[i][1], ours, f"ours: opus100_clm, {side}")
+            else:
+                not_run_panel(axes[i][1], f"experiment opus100_clm ({side})")
+            dflt = _points(results, default, DEFAULT_POINTS, side)
+            if dflt:
+                _plot(axes[i][2], dflt, f"embedded default, {side} (NOT comparable)")
+            else:
+                not_run_panel(axes[i][2], f"default run: no adapter/clsr/sclm/mclm scores ({side})")
+        files = save(fig, out_dir / "clm", "figure2")
+    return FigureOut("clm", "Figure 2", "Gain over the multilingual model vs model size: Adapter, CLSR, sCLM, mCLM "
+                     "(ours: opus100_clm sweep; default run separately; the paper prints no numbers)",
+                     "not run" if not any_ours else "ours", tuple(str(p.relative_to(out_dir.parent)) for p in files))
+
+
+def tsne(results: Results, out_dir: Path, paper_dir: Path | None = None) -> FigureOut:
+    """Copy the evaluate stage's t-SNE figures (PNG and PDF) of every run present."""
+    del paper_dir
+    files: list[Path] = []
+    dest = out_dir / "clm" / "tsne"
+    if dest.exists():
+        shutil.rmtree(dest)
+    paper_scale = False
+    for name, run in sorted(results.runs.items()):
+        for rel in (run.summary or {}).get("figures", []):
+            png = run.root / "evaluate" / rel
+            for src in (png, png.with_suffix(".pdf")):
+                if src.is_file():
+                    target = dest / f"{name}-{src.name}"
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(src, target)
+                    files.append(target)
+                    paper_scale |= name == "opus100_clm"
+    status = "ours" if paper_scale else "not run"
+    caption = ("t-SNE of encoder representations of the multi-way sets, one panel per resource group (CLM "
+               "Figures 3, 5, 6; drawn by the evaluate stage for every method and run"
+               + ("" if files else "; none present") + ")")
+    return FigureOut("clm", "Figures 3, 5, 6", caption, status,
+                     tuple(str(p.relative_to(out_dir.parent)) for p in sorted(files)))
+
+
+def fig4(results: Results, out_dir: Path, paper_dir: Path | None = None) -> FigureOut:
+    del results, paper_dir
+    with figure(width=5.0, height=3.0) as (fig, axes):
+        not_run_panel(axes[0][0], "sparsity sweep: the pipeline does not re-translate with each top-w "
+                      "(CLMConfig.top_w is implemented; the sweep is not wired)")
+        files = save(fig, out_dir / "clm", "figure4")
+    return FigureOut("clm", "Figure 4", "BLEU vs the number w of features kept per token (top-w sparsity)",
+                     "not run", tuple(str(p.relative_to(out_dir.parent)) for p in files))

@@ -1,0 +1,115 @@
+"""The report stage: every table and figure builds from fixture results, ours beside the paper's."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from lsnmt.config import Params
+from lsnmt.report import paper as paper_tables
+from lsnmt.report.build import report
+from lsnmt.report.cells import Avg, Both, Params as ParamsSel, Row
+from lsnmt.report.runs import Results
+from lsnmt.report.table import Binding, build
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _scores(avg: float, langs: list[str]) -> dict:
+    return {"averages": {"all": avg, "en-xx": avg - 1, "xx-en": avg + 1, "zero-shot": avg / 2},
+            "both_directions": {lang: avg for lang in langs},
+            "groups": {"en-xx": {"low": avg - 1}, "xx-en": {"low": avg + 1}}}
+
+
+def write_summary(results: Path, exp: str, methods: dict[str, float], metric: str = "bleu") -> None:
+    langs = ["de", "fr", "he"]
+    summary = {"experiment": exp, "methods": list(methods), "metrics": [metric],
+               "scores": {m: {metric: _scores(v, langs), "chrf": _scores(v * 2, langs)} for m, v in methods.items()},
+               "win_ratio": {m: {metric: {"all": 50.0, "en-xx": 50.0, "xx-en": 50.0}} for m in methods},
+               "cost": {m: {"train_params": 1_000_000 * (i + 1), "inference_params_max": 1_000_000 * (i + 1)}
+                        for i, m in enumerate(methods)},
+               "figures": [], "atp": {}, "similarity": {}}
+    out = results / exp / "evaluate"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def params() -> Params:
+    return Params.load(ROOT / "params.yaml")
+
+
+@pytest.fixture()
+def results(tmp_path: Path, params: Params) -> Results:
+    write_summary(tmp_path / "results", "default", {"naive": 10.0, "lms": 12.5, "switch": 11.0, "sclm": 9.0})
+    return Results(params, tmp_path / "results", ROOT / "reports" / "params.csv")
+
+
+def test_every_paper_table_and_figure_is_written(tmp_path: Path, results: Results) -> None:
+    out = tmp_path / "reports"
+    items = report(results, out)
+    metas = paper_tables.index()
+    for m in metas:
+        stem = Path(m.file).stem
+        for ext in ("md", "tex", "csv"):
+            path = out / "tables" / m.paper_id / f"{stem}.{ext}"
+            assert path.is_file() and path.stat().st_size > 0, path
+    index = (out / "README.md").read_text(encoding="utf-8")
+    assert all(it.links[0] in index for it in items if it.links)
+    assert {"lmsfd", "clm", "lsl", "xelm"} <= {it.paper for it in items}
+    for it in items:
+        for link in it.links:
+            assert (out / link).is_file(), link
+        assert it.status in {"reproduced", "differs", "not run", "ours"}
+
+
+def test_missing_results_read_not_run_and_default_cells_are_filled(tmp_path: Path, results: Results) -> None:
+    out = tmp_path / "reports"
+    report(results, out)
+    rows = list(csv.DictReader((out / "tables" / "lmsfd" / "table2.csv").open(encoding="utf-8")))
+    avg = {r["Methods"]: r for r in rows if r["column"] == "avg."}
+    # no iwslt14 run here: every score of ours is "not run", never a number
+    assert all(r["ours"] == "not run" for r in avg.values())
+    # the default run fills its own cells: naive absolute, LMS as a gain over naive (12.5 - 10.0)
+    assert float(avg["Naive MMT"]["default"]) == pytest.approx(10.0)
+    assert float(avg["LMS"]["default"]) == pytest.approx(2.5)
+    md = (out / "tables" / "lmsfd" / "table2.md").read_text(encoding="utf-8")
+    assert "NOT comparable" in md and "iwslt14" in md and "150,000 updates" in md
+
+
+def test_paper_scale_cells_and_status(tmp_path: Path, params: Params) -> None:
+    write_summary(tmp_path, "iwslt14", {"naive": 30.35, "lms": 31.45}, metric="spbleu-flores200")
+    res = Results(params, tmp_path, tmp_path / "no-params.csv")
+    meta = paper_tables.meta("lmsfd", 2)
+    frame = paper_tables.load("lmsfd", 2)
+    close = Binding("lmsfd", "table2", "iwslt14", gains=True, columns={"avg.": Avg(subset="all")},
+                    rows={"Naive MMT": "naive", "LMS": "lms"})
+    built = build(meta, frame, close, res)
+    got = {c.keys[0]: c for c in built.cells if c.column == "avg." and c.method}
+    assert got["LMS"].ours == pytest.approx(1.10) and got["LMS"].delta == pytest.approx(0.05)
+    assert built.status == "reproduced"
+    far = Binding("lmsfd", "table2", "iwslt14", gains=True, columns={"avg.": Avg(subset="all"), "de": Both(lang="de")},
+                  rows={"Naive MMT": "naive", "LMS": "lms"}, score_tol=0.01)
+    assert build(meta, frame, far, res).status == "differs"
+
+
+def test_parameter_columns_come_from_the_counted_configurations(params: Params, tmp_path: Path) -> None:
+    res = Results(params, tmp_path, ROOT / "reports" / "params.csv")
+    got = ParamsSel(which="train", paper="LMS-FD (Xu et al. 2023)", table="1").value(res, res.run("iwslt14"),
+                                                                                   Row("naive"))
+    assert got is not None and abs(got - 48e6) / 48e6 < 0.02
+
+
+def test_figures_are_deterministic(tmp_path: Path, results: Results) -> None:
+    digests = []
+    for i in range(2):
+        out = tmp_path / f"r{i}"
+        report(results, out)
+        pngs = sorted((out / "figures").rglob("*.png")) + sorted((out / "figures").rglob("*.pdf"))
+        assert pngs and all(p.stat().st_size > 1000 for p in pngs)
+        digests.append({p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in pngs})
+    assert digests[0] == digests[1]
