@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from lsnmt.report.runs import Results, Run
 
-Kind = Literal["score", "params", "rate", "ppl", "text"]
+Kind = Literal["score", "params", "rate", "ppl", "text", "count"]
 DEFAULT = "default"
 """The embedded default experiment: its cells are filled from its own run, never from paper-scale data."""
 
@@ -226,3 +226,29 @@ class SimilarAt(Selector):
         top = _top5(run, row.method, self.side)
         rank = int(row.arg)
         return top[self.lang][rank - 1] if top and self.lang in top and len(top[self.lang]) >= rank else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataCount(Selector):
+    """Sentence pairs of one direction in our prepared data (``data/{exp}/prepared/report.json``): training
+    pairs kept by the prepare filters (all corpora), or the lines of the valid / test set. The direction is
+    ``pair`` (``"en-it"``), else ``row.arg``-``other``; either orientation counts (the data is symmetric)."""
+
+    split: Literal["train", "valid", "test"] = "train"
+    pair: str = ""
+    other: str = ""
+    kind: Kind = "count"
+
+    def value(self, results: Results, run: Run, row: Row) -> float | None:
+        rep = run.prepared_report
+        if rep is None:
+            return None
+        a, _, b = (self.pair or f"{row.arg}-{self.other}").lower().partition("-")
+        for d in (f"{a}-{b}", f"{b}-{a}"):
+            got = rep.get(self.split, {}).get(d)
+            if got is None:
+                continue
+            if self.split == "train":
+                return float(sum(c.get("kept", 0) for c in got.values()))
+            return _num(got.get("lines"))
+        return None

@@ -21,12 +21,16 @@ def fmt(value: float | str | None, kind: str = "score") -> str:
         return value
     if kind == "params":
         return f"{value / 1e6:.2f}M"
+    if kind == "count":
+        return f"{value:,.0f}"
     return f"{value:.2f}"
 
 
 def fmt_delta(value: float | None, kind: str = "score") -> str:
     if value is None:
         return ""
+    if kind == "count":
+        return f"{value:+,.0f}"
     return f"{value / 1e6:+.2f}M" if kind == "params" else f"{value:+.2f}"
 
 

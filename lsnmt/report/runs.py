@@ -34,6 +34,8 @@ class Run:
 
     exp: Experiment
     root: Path
+    data: Path = Path("data")
+    """The data folder of the experiment (``data/{exp}``)."""
     _cache: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -56,6 +58,12 @@ class Run:
             self._cache[key] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
         return self._cache[key]
 
+    @cached_property
+    def prepared_report(self) -> dict[str, Any] | None:
+        """``data/{exp}/prepared/report.json`` (pairs per direction after the prepare filters) or ``None``."""
+        path = self.data / "prepared" / "report.json"
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
     def json(self, relative: str) -> Any | None:
         """Any JSON file under ``results/{exp}`` (e.g. an analysis another stage wrote), or ``None``."""
         path = self.root / relative
@@ -69,9 +77,10 @@ class Results:
     params: Params
     results_dir: Path
     params_csv: Path
+    data_dir: Path = Path("data")
 
     def run(self, name: str) -> Run:
-        return Run(self.params.get(name), self.results_dir / name)
+        return Run(self.params.get(name), self.results_dir / name, self.data_dir / name)
 
     @cached_property
     def runs(self) -> dict[str, Run]:

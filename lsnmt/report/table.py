@@ -7,10 +7,10 @@ columns. Every cell then holds the paper's text, our value at paper scale (``Non
 and our value on the embedded ``default`` run (never comparable: a tiny model on tiny data).
 
 Status of a table: ``differs`` when a compared cell is out of tolerance (scores: ``score_tol`` points; rates:
-``rate_tol`` points; parameters: ``params_tol`` relative; perplexities: ``ppl_tol`` relative; text cells such as
-top-5 language lists: the same set of items); otherwise ``not run`` while any bound cell has no paper-scale value
-of ours (e.g. parameter counts reproduced, scores not run), and ``reproduced`` when every bound cell is compared
-and within tolerance. :attr:`Built.detail` says per kind how many cells were compared and matched.
+``rate_tol`` points; parameters and data counts: ``params_tol`` relative; perplexities: ``ppl_tol`` relative;
+text cells such as top-5 language lists: the same set of items); otherwise ``not run`` while any bound cell has
+no paper-scale value of ours (e.g. parameter counts reproduced, scores not run), and ``reproduced`` when every
+bound cell is compared and within tolerance. :attr:`Built.detail` says per kind how many cells matched.
 """
 
 from __future__ import annotations
@@ -135,8 +135,9 @@ def within(b: Binding, cell: Cell) -> bool:
         return set(str(cell.ours).split()) == set(cell.paper.split())
     assert isinstance(cell.ours, float | int) and cell.paper_value is not None
     diff = abs(cell.ours - cell.paper_value)
-    if cell.kind in ("params", "ppl"):
-        return diff <= (b.params_tol if cell.kind == "params" else b.ppl_tol) * max(abs(cell.paper_value), 1e-9)
+    if cell.kind in ("params", "ppl", "count"):
+        tol = b.ppl_tol if cell.kind == "ppl" else b.params_tol
+        return diff <= tol * max(abs(cell.paper_value), 1e-9)
     return diff <= (b.rate_tol if cell.kind == "rate" else b.score_tol)
 
 

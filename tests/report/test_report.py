@@ -113,3 +113,20 @@ def test_figures_are_deterministic(tmp_path: Path, results: Results) -> None:
         assert pngs and all(p.stat().st_size > 1000 for p in pngs)
         digests.append({p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in pngs})
     assert digests[0] == digests[1]
+
+
+def test_data_statistics_come_from_our_prepared_data(tmp_path: Path, params: Params) -> None:
+    prepared = tmp_path / "data" / "iwslt17_zeroshot" / "prepared"
+    prepared.mkdir(parents=True)
+    report_json = {"train": {"en-it": {"iwslt17": {"input": 240000, "kept": 231600}}},
+                   "valid": {"en-it": {"lines": 929}}, "test": {"it-en": {"lines": 1500}}}
+    (prepared / "report.json").write_text(json.dumps(report_json), encoding="utf-8")
+    res = Results(params, tmp_path / "results", tmp_path / "none.csv", tmp_path / "data")
+    from lsnmt.report.specs import BINDINGS
+
+    built = build(paper_tables.meta("clm", 7), paper_tables.load("clm", 7), BINDINGS[("clm", "table7")], res)
+    got = {(c.keys[0], c.column): c for c in built.cells}
+    assert got[("En-It", "train")].ours == 231600 and got[("En-It", "valid")].ours == 929
+    assert got[("En-It", "test")].ours == 1500  # either orientation of the pair
+    assert got[("En-Nl", "train")].ours is None  # not in our data: not run
+    assert built.status == "differs"  # 1500 test lines vs the printed 1566

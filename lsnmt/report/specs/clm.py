@@ -6,14 +6,14 @@ it. "Model Size" comes from ``reports/params.csv``. Tables 4, 10 and 11 compare 
 similarity of sCLM's average token-level feature proportions (ATP; ``lsnmt/eval/atp.py``) in the encoder and
 the decoder. Not bound: Table 5 (similarity search on TED / Flores of the IWSLT-17 models: our iwslt17
 experiment does not configure those multi-way sets), Table 6's Europarl and WMT-5 rows (not defined as
-experiments here), Table 7 (data statistics: see our own data tables), Table 8 (language list), and Table 9's
+experiments here), Table 8 (language list), and Table 9's
 decoding speed (measured by ``benchmarks/clm_speed.py``, not by the pipeline).
 """
 
 from __future__ import annotations
 
 from lsnmt.report import paper as paper_tables
-from lsnmt.report.cells import Avg, Group, In, Params, Row, SimilarAt, SimilarList, WinRatio
+from lsnmt.report.cells import Avg, DataCount, Group, In, Params, Row, SimilarAt, SimilarList, WinRatio
 from lsnmt.report.table import Binding
 
 PAPER = "CLM (Liu et al. 2022)"
@@ -71,5 +71,10 @@ BINDINGS = {
         "clm", "table9", "opus100_clm", gains=True, columns=_columns(("9", "1"), groups=False),
         rows={"Multilingual": "naive", "+Adapter": "adapter", "+CLSR": "clsr", "sCLM-top": "sclm_top",
               "mCLM-top": "mclm_top", "sCLM": Row("sclm", "sclm"), "mCLM": Row("mclm", "mclm")}),
+    ("clm", "table7"): Binding(
+        "clm", "table7", "iwslt17_zeroshot", on_default=False,
+        rows={p: Row("data", arg=p) for p in ("En-It", "En-Nl", "En-Ro", "It-Ro", "Nl-Ro", "It-Nl")},
+        columns={s: DataCount(split=s) for s in ("train", "valid", "test")},
+        note="Ours: pairs in our prepared IWSLT-17 data (after the prepare filters; valid / test unfiltered)."),
     **_atp_bindings(),
 }
