@@ -232,7 +232,7 @@ class SimilarAt(Selector):
 class DataCount(Selector):
     """Sentence pairs of one direction in our prepared data (``data/{exp}/prepared/report.json``): training
     pairs kept by the prepare filters (all corpora), or the lines of the valid / test set. The direction is
-    ``pair`` (``"en-it"``), else ``row.arg``-``other``; either orientation counts (the data is symmetric)."""
+    ``pair`` (``"en-it"``), else ``row.arg``-``other``, else ``row.arg`` itself; either orientation counts (the data is symmetric)."""
 
     split: Literal["train", "valid", "test"] = "train"
     pair: str = ""
@@ -243,7 +243,7 @@ class DataCount(Selector):
         rep = run.prepared_report
         if rep is None:
             return None
-        a, _, b = (self.pair or f"{row.arg}-{self.other}").lower().partition("-")
+        a, _, b = (self.pair or (f"{row.arg}-{self.other}" if self.other else row.arg)).lower().partition("-")
         for d in (f"{a}-{b}", f"{b}-{a}"):
             got = rep.get(self.split, {}).get(d)
             if got is None:
