@@ -232,7 +232,8 @@ class SimilarAt(Selector):
 class DataCount(Selector):
     """Sentence pairs of one direction in our prepared data (``data/{exp}/prepared/report.json``): training
     pairs kept by the prepare filters (all corpora), or the lines of the valid / test set. The direction is
-    ``pair`` (``"en-it"``), else ``row.arg``-``other``, else ``row.arg`` itself; either orientation counts (the data is symmetric)."""
+    ``pair`` (``"en-it"``), else ``row.arg``-``other``, else ``row.arg`` itself; either orientation counts
+    (the data is symmetric)."""
 
     split: Literal["train", "valid", "test"] = "train"
     pair: str = ""

@@ -12,7 +12,8 @@ import pytest
 from lsnmt.config import Params
 from lsnmt.report import paper as paper_tables
 from lsnmt.report.build import report
-from lsnmt.report.cells import Avg, Both, Params as ParamsSel, Row
+from lsnmt.report.cells import Avg, Both, Row
+from lsnmt.report.cells import Params as ParamsSel
 from lsnmt.report.runs import Results
 from lsnmt.report.table import Binding, build
 
