@@ -8,6 +8,7 @@ from glob import glob
 
 
 configfile: "params.yaml"
+report: "reports/workflow.rst"
 
 EXP = config["experiment"]
 EXPERIMENTS = config["experiments"]
@@ -170,7 +171,10 @@ rule report:
         "reports/paper", "stages/report.py",
         REPORT_CODE, DATA_CODE,
     output:
-        "reports/README.md", directory("reports/tables"), directory("reports/figures"),
+        report("reports/README.md", category="Index", caption="reports/workflow.rst"),
+        directory("reports/tables"),
+        report(directory("reports/figures"), patterns=["{paper}/{name}.png"], category="Figures",
+               subcategory="{paper}", labels={"paper": "{paper}", "figure": "{name}"}),
     log:
         f"logs/{EXP}/report.log",
     shell:

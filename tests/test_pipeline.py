@@ -78,6 +78,10 @@ def test_tiny_pipeline_snakemake_and_dvc(tmp_path: Path) -> None:
     assert "de-sw" in json.dumps(summary)  # the zero-shot direction feeds the off-target rate
     curve = (smk / "results/tiny/train/naive/curve.tsv").read_text().splitlines()
     assert curve[0].split("\t")[:2] == ["step", "loss"] and len(curve) > 2
+    index = (smk / "reports" / "README.md").read_text()
+    assert "not run" in index and "tables/lsl/table1.md" in index and "figures/lmsfd/figure1.png" in index
+    _run(["snakemake", "--report", "report.html"], smk)  # Snakemake's HTML report with the figures attached
+    assert (smk / "report.html").stat().st_size > 10_000
 
 
 @pytest.mark.slow

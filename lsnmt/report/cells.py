@@ -190,7 +190,7 @@ class In(Selector):
 
     def value(self, results: Results, run: Run, row: Row) -> float | str | None:
         target = run if run.name == DEFAULT else results.run(self.experiment)
-        return self.inner.value(results, target, row)
+        return None if target is None else self.inner.value(results, target, row)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", self.inner.kind)

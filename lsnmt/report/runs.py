@@ -79,12 +79,17 @@ class Results:
     params_csv: Path
     data_dir: Path = Path("data")
 
-    def run(self, name: str) -> Run:
+    def run(self, name: str) -> Run | None:
+        """The experiment's results, or ``None`` when params.yaml does not define ``name`` (a trimmed params
+        file): its cells then read "not run" like any other missing result."""
+        if name not in self.params.experiments:
+            return None
         return Run(self.params.get(name), self.results_dir / name, self.data_dir / name)
 
     @cached_property
     def runs(self) -> dict[str, Run]:
-        return {name: self.run(name) for name in self.params.experiments}
+        return {name: Run(exp, self.results_dir / name, self.data_dir / name)
+                for name, exp in self.params.experiments.items()}
 
     def describe(self, name: str) -> str:
         return describe(self.params.get(name))

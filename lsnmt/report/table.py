@@ -145,8 +145,7 @@ def build(meta: paper_tables.TableMeta, frame: pd.DataFrame, binding: Binding | 
     """Every cell of the printed ``frame`` with ours beside it (``None`` where not bound or not run)."""
     keys = list(meta.keys)
     run = results.run(binding.experiment) if binding and binding.experiment else None
-    default = results.run(DEFAULT) if binding and binding.on_default and DEFAULT in results.params.experiments \
-        else None
+    default = results.run(DEFAULT) if binding and binding.on_default else None
     cells: list[Cell] = []
     bound_n: Counter = Counter()
     compared: Counter = Counter()
@@ -175,7 +174,12 @@ def build(meta: paper_tables.TableMeta, frame: pd.DataFrame, binding: Binding | 
                       "reproduced" if bound_n and compared == bound_n else "not run")
     detail = ", ".join(f"{k}: {compared[k]} of {n} compared, {matched[k]} within tolerance"
                        for k, n in sorted(bound_n.items())) or "no cell bound to our runs"
-    ours_caption = ("ours: " + describe(run.exp)) if run is not None else "ours: no experiment of ours reproduces it"
+    if run is not None:
+        ours_caption = "ours: " + describe(run.exp)
+    elif binding and binding.experiment:
+        ours_caption = f"ours: experiment `{binding.experiment}` is not defined in this params.yaml"
+    else:
+        ours_caption = "ours: no experiment of ours reproduces it"
     default_caption = ("embedded default (NOT comparable with the paper's scale): " + describe(default.exp)
                        if default is not None else "")
     return Built(meta, binding, frame, cells, status, detail, ours_caption, default_caption)

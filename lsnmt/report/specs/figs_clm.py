@@ -27,8 +27,8 @@ SWEEP = {
 DEFAULT_POINTS = {"Adapter": ["adapter"], "CLSR": ["clsr"], "sCLM": ["sclm"], "mCLM": ["mclm"]}
 
 
-def _points(results: Results, run: Run, families: dict[str, list[str]], side: str) -> dict[str, list[tuple]]:
-    if run.summary is None:
+def _points(results: Results, run: Run | None, families: dict[str, list[str]], side: str) -> dict[str, list[tuple]]:
+    if run is None or run.summary is None:
         return {}
     base = Avg(subset=side).value(results, run, Row("naive"))
     out: dict[str, list[tuple]] = {}

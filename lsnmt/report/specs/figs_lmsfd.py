@@ -36,8 +36,8 @@ def _paper_fig1(paper_dir: Path) -> Points:
     return {k: [(x, y - base) for x, y in v] for k, v in pts.items()}
 
 
-def _our_fig1(results: Results, run: Run, methods: dict[str, list[Row]], table: str = "9") -> Points:
-    if run.summary is None:
+def _our_fig1(results: Results, run: Run | None, methods: dict[str, list[Row]], table: str = "9") -> Points:
+    if run is None or run.summary is None:
         return {}
 
     def gain(row: Row) -> float | None:
