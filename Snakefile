@@ -202,6 +202,7 @@ rule task_eval:
 rule params:
     input:
         "stages/params.py", "lsnmt/accounting.py", "lsnmt/paper_row.py", sorted(glob("lsnmt/rows_*.py")), MODEL_CODE,
+        "lsnmt/tasks/data.py",
     output:
         "reports/params.csv",
     log:
