@@ -19,18 +19,21 @@ TRAIN_CODE = sorted(glob("lsnmt/train/*.py"))
 DECODE_CODE = sorted(glob("lsnmt/decode/*.py"))
 EVAL_CODE = sorted(glob("lsnmt/eval/*.py"))
 REPORT_CODE = sorted(glob("lsnmt/report/**/*.py", recursive=True))
+TASK_CODE = sorted(glob("lsnmt/tasks/*.py"))
+TASKS, TASK_METHODS = config.get("tasks", []), config.get("task_methods", [])
 
 
 def section(name):
     return lambda w: EXPERIMENTS[w.exp].get(name, {})
 
 
-localrules: all, download, params, report
+localrules: all, download, params, report, task_eval
 
 
 rule all:
     input:
         expand("results/{exp}/evaluate", exp=EXP),
+        expand("results/{exp}/task_eval", exp=EXP),
         "reports/params.csv",
         "reports/README.md",
 
@@ -42,7 +45,7 @@ rule download:
     output:
         directory("data/{exp}/raw"),
     params:
-        data=section("data"), download=section("download"),
+        data=section("data"), download=section("download"), task_cfg=section("task_cfg"),
     log:
         "logs/{exp}/download.log",
     shell:
@@ -154,9 +157,53 @@ rule evaluate:
         "python -m stages.evaluate --experiment {wildcards.exp} --log {log}"
 
 
+rule task_prep:
+    input:
+        "data/{exp}/raw", "stages/task_prep.py", TASK_CODE, DATA_CODE,
+    output:
+        directory("data/{exp}/tasks"),
+    params:
+        tasks=TASKS, task_cfg=section("task_cfg"),
+    log:
+        "logs/{exp}/task_prep.log",
+    shell:
+        "python -m stages.task_prep --experiment {wildcards.exp} --log {log}"
+
+
+rule task_train:
+    input:
+        "data/{exp}/tasks", "stages/task_train.py", TASK_CODE, MODEL_CODE, "lsnmt/train/checkpoint.py",
+        "lsnmt/accounting.py", "lsnmt/methods.py", DATA_CODE,
+    output:
+        directory("results/{exp}/tasks"),
+    params:
+        tasks=TASKS, task_methods=TASK_METHODS, task_cfg=section("task_cfg"),
+        task_method_cfg=section("task_method_cfg"),
+    log:
+        "logs/{exp}/task_train.log",
+    threads: 2
+    resources:
+        gpu=1,
+    shell:
+        "python -m stages.task_train --experiment {wildcards.exp} --log {log}"
+
+
+rule task_eval:
+    input:
+        "results/{exp}/tasks", "data/{exp}/tasks", "stages/task_eval.py", TASK_CODE, "lsnmt/eval/aggregate.py",
+        DATA_CODE,
+    output:
+        directory("results/{exp}/task_eval"),
+    log:
+        "logs/{exp}/task_eval.log",
+    shell:
+        "python -m stages.task_eval --experiment {wildcards.exp} --log {log}"
+
+
 rule params:
     input:
         "stages/params.py", "lsnmt/accounting.py", "lsnmt/paper_row.py", sorted(glob("lsnmt/rows_*.py")), MODEL_CODE,
+        "lsnmt/tasks/data.py",
     output:
         "reports/params.csv",
     log:
@@ -168,7 +215,7 @@ rule params:
 rule report:
     input:
         expand("results/{exp}/evaluate", exp=EXP), expand("data/{exp}/prepared", exp=EXP), "reports/params.csv",
-        "reports/paper", "stages/report.py",
+        expand("results/{exp}/task_eval", exp=EXP), "reports/paper", "stages/report.py",
         REPORT_CODE, DATA_CODE,
     output:
         report("reports/README.md", category="Index", caption="reports/workflow.rst"),

@@ -31,9 +31,9 @@ from lsnmt.paper_row import LMS_PAPER as _LMS
 from lsnmt.paper_row import PaperRow
 from lsnmt.rows_clm import CLM_ROWS
 from lsnmt.rows_lmsfd import LMSFD_ROWS
+from lsnmt.rows_nerqa import NERQA_ROWS
 from models.build import build_transformer
 from models.ls.base import active_parameters
-from models.transformer import Transformer
 
 COLUMNS = ("paper", "table", "experiment", "method", "train_params", "inference_params",
            "paper_train_params", "paper_inference_params", "note")
@@ -104,8 +104,16 @@ class ParamRow:
         return {c: getattr(self, c) for c in COLUMNS}
 
 
-def build_meta(row: PaperRow, vocab_size: int | None = None, cfg: Any = None) -> Transformer:
+def build_meta(row: PaperRow, vocab_size: int | None = None, cfg: Any = None) -> nn.Module:
     """The row's model (with its method, or ``cfg`` instead of the row's config) on the meta device (instant)."""
+    if row.xlmr is not None:
+        from lsnmt.tasks.data import NER_LABELS
+        from models.xlmr import count_meta  # transformers: imported only for the XLM-R rows
+
+        return count_meta(task=row.xlmr, outputs=len(NER_LABELS) if row.xlmr == "ner" else 2,
+                          num_languages=row.num_languages, method=row.kind, method_cfg=cfg or row.cfg,
+                          vocab_size=vocab_size or row.vocab_size)
+    assert row.model is not None
     with torch.device("meta"):
         return build_transformer(row.model, vocab_size=vocab_size or row.vocab_size, num_languages=row.num_languages,
                                  method=row.kind, method_cfg=cfg or row.cfg)
@@ -120,6 +128,7 @@ def _model_counts(model: nn.Module, row: PaperRow) -> tuple[int, int]:
 def _counts(row: PaperRow, vocab_size: int | None = None, cfg: Any = None) -> tuple[int, int]:
     train, infer = _model_counts(build_meta(row, vocab_size, cfg), row)
     if row.counts == "extra":
+        assert row.model is not None
         with torch.device("meta"):
             naive = build_transformer(row.model, vocab_size=vocab_size or row.vocab_size,
                                       num_languages=row.num_languages)
@@ -267,3 +276,4 @@ PAPER_ROWS: tuple[PaperRow, ...] = (
 
 PAPER_ROWS += LMSFD_ROWS  # the LMS-FD paper's method rows (lsnmt/rows_lmsfd.py)
 PAPER_ROWS += CLM_ROWS  # CLM's method rows and LSL's adapter rows (lsnmt/rows_clm.py)
+PAPER_ROWS += NERQA_ROWS  # LMS-FD Tables 4-5: XLM-R base for NER and QA (lsnmt/rows_nerqa.py)

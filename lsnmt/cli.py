@@ -76,3 +76,22 @@ def run_all_methods(name: str, fn, argv: list[str] | None = None) -> None:  # no
     args, exp = stage_args(name, argv)
     methods = Params.load(args.params).methods
     guarded(name, lambda: fn(exp, methods))
+
+
+def run_tasks(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
+    """Run ``fn(exp, tasks, task_methods)`` for the NER / QA stages (params.yaml's ``tasks`` and ``task_methods``,
+    checked against the experiment given with ``--experiment``)."""
+    args, exp = stage_args(name, argv)
+    params = Params.load(args.params)
+    log = logging.getLogger(f"stages.{name}")
+    for i, task in enumerate(params.tasks):
+        if task not in exp.task_cfg:
+            log.error("tasks[%d]: %r is not defined under experiments.%s.task_cfg (known: %s)", i, task, exp.name,
+                      ", ".join(exp.task_cfg) or "none")
+            raise SystemExit(2)
+    for i, method in enumerate(params.task_methods):
+        if method != "naive" and method not in exp.task_method_cfg:
+            log.error("task_methods[%d]: %r is neither naive nor defined under experiments.%s.task_method_cfg", i,
+                      method, exp.name)
+            raise SystemExit(2)
+    guarded(name, lambda: fn(exp, params.tasks, params.task_methods))

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import yaml
 
 from lsnmt.languages import is_known
+from lsnmt.tasks.config import TaskConfig
 from lsnmt.typed import ConfigError, FieldError, build
 
 Split = Literal["train", "valid", "test", "multiway"]
@@ -336,6 +337,12 @@ class Experiment:
     """Language-specific methods of this experiment: ``{name: {kind: <models.ls.LS_KINDS key>, ...its
     settings}}``, checked by ``Params.load`` and built by ``lsnmt.methods.resolve``; a name listed in the
     top-level ``methods`` is ``naive`` or a key here."""
+    task_cfg: dict[str, TaskConfig] = field(default_factory=dict)
+    """NER / QA fine-tuning tasks on XLM-R (LMS-FD Sec. 5.3-5.4; ``lsnmt/tasks/config.py``), run by the
+    ``task_*`` stages for the names in the top-level ``tasks`` list."""
+    task_method_cfg: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Methods of the tasks, like ``method_cfg`` (kinds ``lms`` and ``lms_fd``, inserted into XLM-R's FFNs);
+    a name in the top-level ``task_methods`` is ``naive`` or a key here."""
 
 
 def _check_methods(params: Params) -> None:
@@ -353,6 +360,11 @@ class Params:
     """Methods the pipelines train and compare (``naive``: the plain multilingual Transformer); a name is
     ``naive`` or a key of the selected experiment's ``method_cfg``."""
     experiments: dict[str, Experiment]
+    tasks: tuple[str, ...] = ()
+    """Tasks of the selected experiment's ``task_cfg`` the pipelines run (``task_prep``, ``task_train``,
+    ``task_eval``); empty: none."""
+    task_methods: tuple[str, ...] = ("naive",)
+    """Methods every task trains: ``naive`` or a key of the experiment's ``task_method_cfg``."""
 
     def __post_init__(self) -> None:
         if self.experiment not in self.experiments:

@@ -4,7 +4,8 @@ Languages are written as the ISO 639-1 codes the papers use (OPUS-100, IWSLT,
 WMT, FLORES tables): ``en``, ``de``, ``zh`` … A code maps to its English name and
 to its FLORES-200 code (``eng_Latn``), the key of the FLORES/NTREX files. The set
 covers OPUS-100's 100 languages, the IWSLT/WMT/Flores-101 languages of the four
-papers and the mC4 languages of x-elm.
+papers, the mC4 languages of x-elm and the WikiANN / TyDiQA languages of LMS-FD Tables 7-8
+(Quechua ``qu``: FLORES-200's Ayacucho Quechua ``quy_Latn``; Tagalog ``tl``).
 """
 
 from __future__ import annotations
@@ -34,11 +35,13 @@ lt Lithuanian lit_Latn | lv Latvian lvs_Latn | mg Malagasy plt_Latn | mk Macedon
 mn Mongolian khk_Cyrl | mr Marathi mar_Deva | ms Malay zsm_Latn | mt Maltese mlt_Latn | my Burmese mya_Mymr
 nb Norwegian_Bokmal nob_Latn | ne Nepali npi_Deva | nl Dutch nld_Latn | nn Norwegian_Nynorsk nno_Latn
 no Norwegian nob_Latn | oc Occitan oci_Latn | or Odia ory_Orya | pa Punjabi pan_Guru | pl Polish pol_Latn
-ps Pashto pbt_Arab | pt Portuguese por_Latn | ro Romanian ron_Latn | ru Russian rus_Cyrl | rw Kinyarwanda kin_Latn
+ps Pashto pbt_Arab | pt Portuguese por_Latn | qu Quechua quy_Latn | ro Romanian ron_Latn | ru Russian rus_Cyrl
+rw Kinyarwanda kin_Latn
 se Northern_Sami - | sh Serbo-Croatian - | si Sinhala sin_Sinh | sk Slovak slk_Latn | sl Slovenian slv_Latn
 sq Albanian als_Latn | sr Serbian srp_Cyrl | sv Swedish swe_Latn | sw Swahili swh_Latn | ta Tamil tam_Taml
 te Telugu tel_Telu | tg Tajik tgk_Cyrl | th Thai tha_Thai | tk Turkmen tuk_Latn | tr Turkish tur_Latn
-tt Tatar tat_Cyrl | ug Uyghur uig_Arab | uk Ukrainian ukr_Cyrl | ur Urdu urd_Arab | uz Uzbek uzn_Latn
+tl Tagalog tgl_Latn | tt Tatar tat_Cyrl | ug Uyghur uig_Arab | uk Ukrainian ukr_Cyrl | ur Urdu urd_Arab
+uz Uzbek uzn_Latn
 vi Vietnamese vie_Latn | wa Walloon - | xh Xhosa xho_Latn | yi Yiddish ydd_Hebr | yo Yoruba yor_Latn
 zh Chinese zho_Hans | zu Zulu zul_Latn
 """

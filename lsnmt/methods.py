@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from models.ls.base import Criterion
 
 NAIVE = "naive"
+TASK_KINDS = ("lms", "lms_fd")
+"""Kinds a task method may have (``task_method_cfg``): LMS and LMS+FD inserted into XLM-R (``models/xlmr.py``)."""
 
 
 def typed_entry(entry: Any, path: str) -> tuple[str, Any]:
@@ -45,6 +47,25 @@ def resolve(exp: Experiment, name: str) -> tuple[str | None, Any]:
     return typed_entry(exp.method_cfg[name], f"experiments.{exp.name}.method_cfg.{name}")
 
 
+def resolve_task(exp: Experiment, name: str) -> tuple[str | None, Any]:
+    """``(kind, typed config)`` of task method ``name`` in ``exp``'s ``task_method_cfg``; ``(None, None)``: naive."""
+    if name == NAIVE:
+        return None, None
+    if name not in exp.task_method_cfg:
+        known = ", ".join([NAIVE, *exp.task_method_cfg])
+        raise ConfigError(f"task method {name!r} is not defined under experiments.{exp.name}.task_method_cfg "
+                          f"(known: {known})")
+    return _task_entry(exp.task_method_cfg[name], f"experiments.{exp.name}.task_method_cfg.{name}")
+
+
+def _task_entry(entry: Any, path: str) -> tuple[str, Any]:
+    kind, cfg = typed_entry(entry, path)
+    if kind not in TASK_KINDS:
+        raise ConfigError(f"{path}.kind: {kind!r} is not available for the XLM-R tasks "
+                          f"(kinds: {', '.join(TASK_KINDS)})")
+    return kind, cfg
+
+
 def criterion(kind: str | None) -> Criterion | None:
     """The training criterion ``kind`` registers (``None``: the trainer's default)."""
     from models.ls import LS_KINDS
@@ -61,7 +82,21 @@ def check(params: Params) -> None:
             if name == NAIVE:
                 raise ConfigError(f"{path}: `naive` is the plain model and takes no method_cfg entry")
             typed_entry(entry, path)
+        for name, entry in exp.task_method_cfg.items():
+            path = f"experiments.{exp_name}.task_method_cfg.{name}"
+            if name == NAIVE:
+                raise ConfigError(f"{path}: `naive` is the plain model and takes no task_method_cfg entry")
+            _task_entry(entry, path)
     selected = params.experiments[params.experiment]
+    for i, name in enumerate(params.tasks):
+        if name not in selected.task_cfg:
+            raise ConfigError(f"tasks[{i}]: {name!r} is not a key of experiments.{params.experiment}.task_cfg "
+                              f"(known: {', '.join(selected.task_cfg) or 'none'})")
+    for i, name in enumerate(params.task_methods):
+        if name != NAIVE and name not in selected.task_method_cfg:
+            known = ", ".join([NAIVE, *selected.task_method_cfg])
+            raise ConfigError(f"task_methods[{i}]: {name!r} is neither naive nor a key of "
+                              f"experiments.{params.experiment}.task_method_cfg (known: {known})")
     for i, name in enumerate(params.methods):
         if name != NAIVE and name not in selected.method_cfg:
             known = ", ".join([NAIVE, *selected.method_cfg])

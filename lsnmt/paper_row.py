@@ -18,7 +18,10 @@ class PaperRow:
     table: str
     experiment: str
     method: str = "naive"
-    model: ModelConfig
+    model: ModelConfig | None = None
+    """The encoder-decoder Transformer the row counts; ``None`` for an XLM-R row (``xlmr``)."""
+    xlmr: Literal["ner", "qa"] | None = None
+    """The row counts XLM-R base (``models.xlmr.XLMR_BASE``) with this task's head (LMS-FD Tables 4-5)."""
     vocab_size: int
     """Embedding rows under the paper's stated configuration (a fairseq dictionary built from it, if the paper
     fixes that too: :func:`fairseq_dict_size`)."""
@@ -42,3 +45,7 @@ class PaperRow:
     """No faithful reading reaches 2%; ``note`` says exactly why."""
     counts: Literal["total", "extra"] = "total"
     """``extra``: the paper's figures are parameters added to the naive model (LMS-FD Table 9)."""
+
+    def __post_init__(self) -> None:
+        if (self.model is None) == (self.xlmr is None):
+            raise ValueError(f"{self.table}/{self.method}: give exactly one of model (Transformer) and xlmr (XLM-R)")

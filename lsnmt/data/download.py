@@ -5,6 +5,9 @@ when every source was written and every check passed (:func:`lsnmt.io.atomic_dir
 so a failed or interrupted run leaves the previous raw directory (or none) as it
 was. Archives are cached, resumably, in ``download.cache_dir`` (``work/downloads``).
 
+The NER / QA datasets of ``task_cfg`` go to ``raw/tasks/{task}`` in their own formats
+(:func:`~lsnmt.data.sources.materialize_task`); the translation checks below skip that folder.
+
 Checks: every training direction has ``train`` data and every evaluation
 direction has ``valid`` and ``test`` data in some (non-monolingual) corpus; both
 sides of every bitext pair and all ``mw.*`` files of an aligned multi-way corpus
@@ -26,7 +29,7 @@ from pathlib import Path
 
 from lsnmt.config import DataConfig, Experiment
 from lsnmt.data import layout
-from lsnmt.data.sources import SOURCES, Origin, materialize
+from lsnmt.data.sources import SOURCES, Origin, materialize, materialize_task
 from lsnmt.io import DataError, atomic_dir, atomic_write, check_parallel, count_lines
 
 log = logging.getLogger(__name__)
@@ -43,6 +46,9 @@ def download(exp: Experiment, raw_root: Path) -> None:
         for src in exp.data.sources:
             log.info("source %s (kind %s, splits %s)", src.name, src.kind, " ".join(src.splits))
             materialize(src, exp.data, tmp, cache_dir, exp.download, origins=origins)
+        for name, task in exp.task_cfg.items():
+            log.info("task %s (kind %s, %d languages)", name, task.source.kind, len(task.languages))
+            materialize_task(name, task, exp.data, tmp, cache_dir, exp.download, origins=origins)
         check_coverage(exp.data, tmp, exclude=monolingual)
         check_alignment(tmp, monolingual=monolingual)
         rows = write_manifest(tmp, origins)
@@ -71,7 +77,8 @@ def check_coverage(data: DataConfig, root: Path, *, exclude: Collection[str] = (
 
 def check_alignment(root: Path, *, monolingual: Collection[str] = ()) -> None:
     """Both sides of each bitext pair, and all files of an aligned multi-way corpus, have equal line counts."""
-    for corpus_dir in sorted(d for split in root.iterdir() if split.is_dir() for d in split.iterdir() if d.is_dir()):
+    splits = [d for d in root.iterdir() if d.is_dir() and d.name != layout.TASKS]
+    for corpus_dir in sorted(d for split in splits for d in split.iterdir() if d.is_dir()):
         files = sorted(f for f in corpus_dir.iterdir() if f.is_file())
         for f in files:
             if f.stat().st_size == 0:

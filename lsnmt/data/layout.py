@@ -14,6 +14,11 @@ Data moves one way::
     data/{exp}/bin        encode     {train,valid,test}/{src}-{tgt}.{src,tgt}.{bin,idx}
                                      multiway/{corpus}.{lang}.{bin,idx}, meta.json
 
+The NER / QA tasks of ``task_cfg`` (``lsnmt/tasks``) keep their datasets' own formats::
+
+    data/{exp}/raw/tasks/{task}  download   WikiANN {lang}/{train,dev,test}; TyDiQA-GoldP *.json
+    data/{exp}/tasks/{task}      task_prep  tokenizer.json, {split}/{lang}.jsonl features, meta.json
+
 ``{split}`` is one of train / valid / test / multiway. A bitext pair ``{a}-{b}`` is
 named pivot first (``en-de``) or, between two non-pivot languages, in the order
 the source catalogue uses. A direction ``{src}-{tgt}`` is ordered.
@@ -46,6 +51,18 @@ def spm_dir(exp: str) -> Path:
 
 def bin_dir(exp: str) -> Path:
     return data_dir(exp) / "bin"
+
+
+TASKS = "tasks"
+"""Folder of the task datasets inside ``raw`` (skipped by the translation checks) and of their features."""
+
+
+def raw_task_dir(raw_root: Path, task: str) -> Path:
+    return raw_root / TASKS / task
+
+
+def tasks_dir(exp: str) -> Path:
+    return data_dir(exp) / TASKS
 
 
 def bitext(root: Path, split: str, corpus: str, a: str, b: str) -> tuple[Path, Path]:

@@ -16,12 +16,13 @@ bound cell is compared and within tolerance. :attr:`Built.detail` says per kind 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 import pandas as pd
 
+from lsnmt.config import Experiment
 from lsnmt.report import paper as paper_tables
 from lsnmt.report.cells import DEFAULT, Row, Selector
 from lsnmt.report.runs import Results, Run, describe
@@ -56,6 +57,8 @@ class Binding:
     params_tol: float = 0.02
     ppl_tol: float = 0.05
     note: str = ""
+    describe: Callable[[Experiment], str] | None = None
+    """How the captions name an experiment (default ``lsnmt.report.runs.describe``: the translation setup)."""
 
 
 @dataclass(frozen=True)
@@ -174,12 +177,13 @@ def build(meta: paper_tables.TableMeta, frame: pd.DataFrame, binding: Binding | 
                       "reproduced" if bound_n and compared == bound_n else "not run")
     detail = ", ".join(f"{k}: {compared[k]} of {n} compared, {matched[k]} within tolerance"
                        for k, n in sorted(bound_n.items())) or "no cell bound to our runs"
+    name = (binding.describe if binding and binding.describe else None) or describe
     if run is not None:
-        ours_caption = "ours: " + describe(run.exp)
+        ours_caption = "ours: " + name(run.exp)
     elif binding and binding.experiment:
         ours_caption = f"ours: experiment `{binding.experiment}` is not defined in this params.yaml"
     else:
         ours_caption = "ours: no experiment of ours reproduces it"
-    default_caption = ("embedded default (NOT comparable with the paper's scale): " + describe(default.exp)
+    default_caption = ("embedded default (NOT comparable with the paper's scale): " + name(default.exp)
                        if default is not None else "")
     return Built(meta, binding, frame, cells, status, detail, ours_caption, default_caption)

@@ -11,6 +11,9 @@ cross entropy (``lsnmt.train.loss``) and every term summed over non-pad target t
 
 ``KL(p || q) = sum_v p_v (log p_v - log q_v)`` per token, computed in fp32. The returned
 ``nll`` is the mean of the two routes' nll (what the CE term of Eq. 3 averages).
+
+:func:`token_kl`, :func:`symmetric_kl` and :func:`fuse` hold the objective independently of what is
+predicted (target tokens here; entity labels and answer spans in the XLM-R tasks, ``lsnmt/tasks/loss.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,16 @@ def token_kl(lp: Tensor, lq: Tensor, mask: Tensor) -> Tensor:
     return kl.masked_fill(mask, 0.0).sum()
 
 
+def symmetric_kl(lp: Tensor, lq: Tensor, mask: Tensor) -> Tensor:
+    """``1/2 (KL(p || q) + KL(q || p))`` summed over unmasked positions (Eq. 4's distillation term)."""
+    return 0.5 * (token_kl(lp, lq, mask) + token_kl(lq, lp, mask))
+
+
+def fuse(ce_ls: Tensor, ce_sh: Tensor, kl: Tensor) -> Tensor:
+    """Eq. 3/4: ``1/2 (CE_l + CE_s) + KL-term``."""
+    return 0.5 * (ce_ls + ce_sh) + kl
+
+
 def two_routes(model: nn.Module, sample: SampleLike) -> tuple[Tensor, Tensor]:
     """Log-probabilities ``(B, T, V)`` of the LS pass and of the shared pass (fp32)."""
     out = []
@@ -37,22 +50,22 @@ def two_routes(model: nn.Module, sample: SampleLike) -> tuple[Tensor, Tensor]:
     return out[0], out[1]
 
 
-def _ce_terms(lp_ls: Tensor, lp_sh: Tensor, sample: SampleLike, eps: float, pad: int) -> tuple[Tensor, Tensor, int]:
+def _ce_terms(lp_ls: Tensor, lp_sh: Tensor, sample: SampleLike, eps: float,
+              pad: int) -> tuple[Tensor, Tensor, Tensor, int]:
     loss_ls, nll_ls, ntok = label_smoothed_nll_loss(lp_ls, sample.target, eps, pad)
     loss_sh, nll_sh, _ = label_smoothed_nll_loss(lp_sh, sample.target, eps, pad)
-    return 0.5 * (loss_ls + loss_sh), 0.5 * (nll_ls + nll_sh), ntok
+    return loss_ls, loss_sh, 0.5 * (nll_ls + nll_sh), ntok
 
 
 def fd_criterion(model: nn.Module, sample: SampleLike, eps: float, pad: int) -> tuple[Tensor, Tensor, int]:
     """Eq. 3 with Eq. 2: ``1/2 (CE_l + CE_s) + KL(stopgrad(p_l) || p_s)``."""
     lp_ls, lp_sh = two_routes(model, sample)
-    ce, nll, ntok = _ce_terms(lp_ls, lp_sh, sample, eps, pad)
-    return ce + token_kl(lp_ls.detach(), lp_sh, sample.target.eq(pad)), nll, ntok
+    ce_ls, ce_sh, nll, ntok = _ce_terms(lp_ls, lp_sh, sample, eps, pad)
+    return fuse(ce_ls, ce_sh, token_kl(lp_ls.detach(), lp_sh, sample.target.eq(pad))), nll, ntok
 
 
 def lms_fd_criterion(model: nn.Module, sample: SampleLike, eps: float, pad: int) -> tuple[Tensor, Tensor, int]:
     """Sec. 4: ``1/2 (CE_l + CE_s) + 1/2 (KL(p_l || p_s) + KL(p_s || p_l))`` (Eq. 4)."""
     lp_ls, lp_sh = two_routes(model, sample)
-    ce, nll, ntok = _ce_terms(lp_ls, lp_sh, sample, eps, pad)
-    mask = sample.target.eq(pad)
-    return ce + 0.5 * (token_kl(lp_ls, lp_sh, mask) + token_kl(lp_sh, lp_ls, mask)), nll, ntok
+    ce_ls, ce_sh, nll, ntok = _ce_terms(lp_ls, lp_sh, sample, eps, pad)
+    return fuse(ce_ls, ce_sh, symmetric_kl(lp_ls, lp_sh, sample.target.eq(pad))), nll, ntok

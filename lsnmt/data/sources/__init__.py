@@ -25,6 +25,10 @@ ted_multiway     TED talks (Qi et al., 2018), fully translated rows          tra
 mc4              mC4 monolingual documents                                   train valid test
 local            a corpus already on disk in the raw layout (``path:``)      train valid test multiway
 ===============  ==========================================================  ==========================
+
+The NER / QA tasks (``task_cfg``) have their own kinds, written in their datasets' formats under
+``raw/tasks/{task}`` by :func:`materialize_task`: ``wikiann`` (Rahimi et al.'s WikiANN splits) and
+``tydiqa`` (TyDiQA-GoldP), with the same ``path:`` / ``url:`` / ``sha256:`` / ``mirror:`` handling.
 """
 
 from __future__ import annotations
@@ -33,11 +37,12 @@ import logging
 from pathlib import Path
 
 from lsnmt.config import DataConfig, DownloadConfig, SourceConfig
-from lsnmt.data.sources import embedded, flores, iwslt, local, mc4, opus100, ted, wmt14
+from lsnmt.data.sources import embedded, flores, iwslt, local, mc4, opus100, ted, tydiqa, wikiann, wmt14
 from lsnmt.data.sources.base import Context, Origin, Remote, Source, pair_key
 from lsnmt.io import DataError
+from lsnmt.tasks.config import TaskConfig
 
-__all__ = ["SOURCES", "Origin", "Remote", "Source", "materialize", "pair_key"]
+__all__ = ["SOURCES", "TASK_SOURCES", "Origin", "Remote", "Source", "materialize", "materialize_task", "pair_key"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +51,8 @@ SOURCES: dict[str, Source] = {
     for s in (embedded.SOURCE, opus100.SOURCE, flores.FLORES101_SOURCE, flores.FLORES200_SOURCE,
               iwslt.IWSLT14_SOURCE, iwslt.IWSLT17_SOURCE, wmt14.SOURCE, ted.SOURCE, mc4.SOURCE, local.SOURCE)
 }
+
+TASK_SOURCES: dict[str, Source] = {s.kind: s for s in (wikiann.SOURCE, tydiqa.SOURCE)}
 
 
 def materialize(
@@ -79,4 +86,21 @@ def materialize(
         origins.update(ctx.origins)
     written = sorted(p for p, n in ctx.counts.items() if p.exists())
     log.info("%s (%s): %d files, %d lines", src_cfg.name, src_cfg.kind, len(written), sum(ctx.counts.values()))
+    return written
+
+
+def materialize_task(name: str, task: TaskConfig, data_cfg: DataConfig, raw_root: Path, cache_dir: Path,
+                     dl: DownloadConfig, *, origins: dict[Path, list[Origin]] | None = None) -> list[Path]:
+    """Fetch the dataset of task ``name`` into ``raw_root/tasks/{name}`` (its own format); return the files."""
+    source = TASK_SOURCES[task.source.kind]
+    s = task.source
+    src_cfg = SourceConfig(name=name, kind=s.kind, languages=task.languages, path=s.path, url=s.url, sha256=s.sha256,
+                           mirror=s.mirror)
+    ctx = Context(src=src_cfg, data=data_cfg, raw_root=Path(raw_root), cache_dir=Path(cache_dir), dl=dl,
+                  source=source)
+    source.build(ctx)
+    if origins is not None:
+        origins.update(ctx.origins)
+    written = sorted(p for p, n in ctx.counts.items() if p.exists())
+    log.info("task %s (%s): %d files, %d lines", name, s.kind, len(written), sum(ctx.counts.values()))
     return written

@@ -2,8 +2,8 @@
 
 Scores are the experiment's primary metric (spBLEU with the FLORES-200 tokenizer at paper scale, Sec. 3.2);
 rows other than the naive model print gains over it (Tables 1-3, 6). ``#params`` columns come from
-``reports/params.csv`` (our counts of the paper's configurations). Tables 4, 5, 7, 8 (NER, QA) are not bound:
-those experiments are not implemented in this pipeline yet, so they read "not run".
+``reports/params.csv`` (our counts of the paper's configurations). Tables 4, 5, 7, 8 (NER, QA on XLM-R) are
+bound in ``lsnmt/report/specs/nerqa.py``.
 """
 
 from __future__ import annotations

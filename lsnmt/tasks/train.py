@@ -1,0 +1,366 @@
+"""The ``task_train`` stage: fine-tune XLM-R on every task, method and seed; predict the test sets.
+
+One *unit* = (task, method, seed). A unit builds the encoder (``models.xlmr``; ``torch.manual_seed(seed)``
+first), inserts the method's LMS maps, trains ``epochs`` epochs of homogeneous batches (all examples of
+one language, Sec. 5: one language's LMS factors per batch; languages interleaved in a random order) with
+AdamW and a linear warm-up / decay schedule, keeps the last or the best-on-dev epoch (``select``), and
+predicts every test language through every route the method has (naive: ``none``; LMS: ``ls``; LMS+FD: its
+configured route first, then the other: Share and LS come from the same trained model, Sec. 5).
+
+Resumable: a unit's state lives in ``work/{exp}/tasks/{task}/{method}/seed{n}`` (``last.pt`` after each
+epoch, ``best.pt``, ``result.json`` when done; a changed config or changed data wipes it). The stage
+output ``results/{exp}/tasks/{task}/{method}/seed{n}/`` (``predictions.json``, ``curve.tsv``) is assembled
+from finished units and swapped in atomically; fine-tuned weights stay in ``work/`` (1.1 GB each at paper
+scale). CPU runs are deterministic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+from tqdm import tqdm
+
+from lsnmt import methods as method_registry
+from lsnmt.accounting import deployed_params, train_params
+from lsnmt.config import Experiment
+from lsnmt.io import DataError, atomic_dir, atomic_write, write_json
+from lsnmt.tasks import loss as losses
+from lsnmt.tasks.config import TaskConfig
+from lsnmt.tasks.data import NER_LABELS
+from lsnmt.tasks.features import IGNORE, best_span, ner_tags
+from lsnmt.tasks.tokenizer import PAD
+from lsnmt.train import checkpoint as ckpt
+from lsnmt.typed import to_dict
+from models.lang import LangContext
+from models.xlmr import TaskModel, build_task_model, load_encoder
+
+log = logging.getLogger(__name__)
+
+
+# -- prepared data --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Prepared:
+    """``data/{exp}/tasks/{task}`` in memory: features per split and language, QA gold, meta."""
+
+    root: Path
+    meta: dict[str, Any]
+    splits: dict[str, dict[str, list[dict[str, Any]]]]
+    gold: dict[str, dict[str, Any]]
+    """QA test: ``{lang: {qid: {"answers": [...], "context": ...}}}``."""
+
+    @classmethod
+    def load(cls, root: Path) -> Prepared:
+        meta_path = root / "meta.json"
+        if not meta_path.is_file():
+            raise DataError(f"{meta_path}: missing; run the task_prep stage")
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        splits: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        gold: dict[str, dict[str, Any]] = {}
+        for split in ("train", "valid", "test"):
+            for lang in meta["languages"]:
+                path = root / split / f"{lang}.jsonl"
+                if path.is_file():
+                    with open(path, encoding="utf-8") as fh:
+                        splits.setdefault(split, {})[lang] = [json.loads(line) for line in fh]
+                g = root / split / f"{lang}.gold.json"
+                if split == "test" and g.is_file():
+                    gold[lang] = json.loads(g.read_text(encoding="utf-8"))
+        return cls(root, meta, splits, gold)
+
+    @property
+    def fingerprint(self) -> str:
+        return hashlib.sha256((self.root / "meta.json").read_bytes()).hexdigest()
+
+
+# -- batches --------------------------------------------------------------------------------------------------
+
+
+def epoch_batches(train: dict[str, list[dict]], languages: list[str], batch_size: int,
+                  rng: np.random.Generator) -> list[tuple[int, list[int]]]:
+    """``(language id, example indices)`` of one epoch: each language shuffled and cut into batches of
+    ``batch_size`` (the last one smaller), then all batches in a random order."""
+    out: list[tuple[int, list[int]]] = []
+    for lid, lang in enumerate(languages):
+        order = rng.permutation(len(train.get(lang, []))).tolist()
+        out += [(lid, order[i:i + batch_size]) for i in range(0, len(order), batch_size)]
+    return [out[i] for i in rng.permutation(len(out)).tolist()]
+
+
+def collate(rows: list[dict], device: torch.device) -> dict[str, Tensor]:
+    """Pad ``ids`` (``<pad>``), ``labels`` (ignored) to the longest row; QA ``start``/``end`` targets."""
+    width = max(len(r["ids"]) for r in rows)
+    ids = torch.full((len(rows), width), PAD, dtype=torch.long)
+    for i, r in enumerate(rows):
+        ids[i, : len(r["ids"])] = torch.tensor(r["ids"])
+    out = {"input_ids": ids, "attention_mask": ids.ne(PAD).long()}
+    if "labels" in rows[0]:
+        labels = torch.full((len(rows), width), IGNORE, dtype=torch.long)
+        for i, r in enumerate(rows):
+            labels[i, : len(r["labels"])] = torch.tensor(r["labels"])
+        out["labels"] = labels
+    if "start" in rows[0]:
+        out["start"] = torch.tensor([r["start"] for r in rows])
+        out["end"] = torch.tensor([r["end"] for r in rows])
+    return {k: v.to(device) for k, v in out.items()}
+
+
+# -- model, optimiser, objective ------------------------------------------------------------------------------
+
+
+def routes(kind: str | None, cfg: Any) -> list[str]:
+    """Inference routes of a method, configured first: ``none`` (naive), ``ls`` (LMS), LMS+FD's two."""
+    if kind is None:
+        return ["none"]
+    if kind == "lms_fd":
+        return [cfg.route, "ls" if cfg.route == "share" else "share"]
+    return ["ls"]
+
+
+def build_model(task: TaskConfig, prepared: Prepared, kind: str | None, cfg: Any, seed: int) -> TaskModel:
+    torch.manual_seed(seed)
+    outputs = len(NER_LABELS) if task.kind == "ner" else 2
+    encoder = load_encoder(task.encoder, vocab_size=prepared.meta["vocab_size"], dropout=task.dropout,
+                           max_positions=task.max_length)
+    return build_task_model(encoder, task=task.kind, outputs=outputs, dropout=task.dropout,
+                            num_languages=len(task.languages), method=kind, method_cfg=cfg)
+
+
+def count_params(model: TaskModel, task: TaskConfig, kind: str | None, cfg: Any) -> dict[str, Any]:
+    """Trained parameters and, per route, those deployed to serve every language (``lsnmt.accounting``),
+    counted on a meta-device copy of the model (the other route of LMS+FD is a config change)."""
+    from transformers import XLMRobertaModel
+
+    out: dict[str, Any] = {"train": train_params(model), "inference": {}}
+    for route in routes(kind, cfg):
+        c = dataclasses.replace(cfg, route=route) if kind == "lms_fd" else cfg
+        with torch.device("meta"):
+            meta = build_task_model(XLMRobertaModel(model.encoder.config, add_pooling_layer=False), task=task.kind,
+                                    outputs=model.head.out_features, dropout=0.0,
+                                    num_languages=len(task.languages), method=kind, method_cfg=c)
+        out["inference"][route] = deployed_params(meta, len(task.languages))
+    return out
+
+
+def optimizer(model: nn.Module, task: TaskConfig, total_steps: int) -> tuple[torch.optim.Optimizer, Any]:
+    """AdamW (no decay on biases and LayerNorms) and a linear warm-up then linear decay to 0."""
+    decay, rest = [], []
+    for name, p in model.named_parameters():
+        (rest if name.endswith("bias") or "LayerNorm" in name else decay).append(p)
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": task.weight_decay},
+                             {"params": rest, "weight_decay": 0.0}], lr=task.lr, eps=task.adam_eps)
+    warm = task.warmup_steps
+
+    def factor(step: int) -> float:
+        if step < warm:
+            return (step + 1) / warm  # (step + 1): the first update does not run at lr 0
+        return max(0.0, (total_steps - step) / max(1, total_steps - warm))
+
+    return opt, torch.optim.lr_scheduler.LambdaLR(opt, factor)
+
+
+def batch_loss(model: TaskModel, task: TaskConfig, kind: str | None, batch: dict[str, Tensor],
+               langs: LangContext) -> Tensor:
+    def forward(ctx: LangContext) -> Tensor:
+        return model(batch["input_ids"], batch["attention_mask"], ctx)
+
+    if task.kind == "ner":
+        def terms(logits: Tensor):  # noqa: ANN202
+            return losses.ner_terms(logits, batch["labels"])
+        scale = 1.0
+    else:
+        def terms(logits: Tensor):  # noqa: ANN202
+            return losses.qa_terms(logits, batch["attention_mask"], batch["start"], batch["end"])
+        scale = 0.5
+    if kind == "lms_fd":
+        return losses.fd_loss(forward, langs, terms, kl_scale=scale)
+    return losses.single_loss(forward, langs, terms)
+
+
+# -- prediction -----------------------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def predict(model: TaskModel, task: TaskConfig, rows_by_lang: dict[str, list[dict]], route: str,
+            gold: dict[str, dict[str, Any]] | None, device: torch.device) -> dict[str, Any]:
+    """NER: ``{lang: [[tag per word] per sentence]}``; QA: ``{lang: {qid: answer text}}``."""
+    model.eval()
+    out: dict[str, Any] = {}
+    for lid, lang in enumerate(task.languages):
+        rows = rows_by_lang.get(lang, [])
+        preds: Any = [] if task.kind == "ner" else {}
+        best: dict[str, Any] = {}
+        for i in range(0, len(rows), task.eval_batch_size):
+            chunk = rows[i:i + task.eval_batch_size]
+            batch = collate([{"ids": r["ids"]} for r in chunk], device)
+            langs = LangContext.single(lid, lid, len(chunk), device)
+            langs = langs if route == "none" else langs.with_(route=route)
+            logits = model(batch["input_ids"], batch["attention_mask"], langs).float().cpu()
+            for r, lg in zip(chunk, logits, strict=True):
+                if task.kind == "ner":
+                    preds.append(ner_tags(lg, r["first"]))
+                    continue
+                span = best_span(lg[:, 0], lg[:, 1], r["offsets"] + [None] * (lg.shape[0] - len(r["offsets"])),
+                                 n_best=task.n_best, max_answer_length=task.max_answer_length)
+                if span is not None and (r["qid"] not in best or span.score > best[r["qid"]].score):
+                    best[r["qid"]] = span
+        if task.kind == "qa":
+            assert gold is not None
+            preds = {qid: (g["context"][best[qid].start:best[qid].end] if qid in best else "")
+                     for qid, g in gold[lang].items()}
+        out[lang] = preds
+    return out
+
+
+def dev_f1(preds: dict[str, list[list[str]]], rows_by_lang: dict[str, list[dict]]) -> float:
+    """Mean over languages of the span F1 on the dev set (model selection, ``select: best``)."""
+    from lsnmt.tasks.metrics import span_f1
+
+    return float(np.mean([span_f1([r["tags"] for r in rows_by_lang[lang]], p) for lang, p in preds.items()]))
+
+
+# -- one unit -------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Unit:
+    task_name: str
+    task: TaskConfig
+    method: str
+    kind: str | None
+    cfg: Any
+    seed: int
+    work: Path
+
+    def config(self, prepared: Prepared) -> dict[str, Any]:
+        return {"task": self.task_name, "task_cfg": to_dict(self.task), "method": self.method, "kind": self.kind,
+                "method_cfg": to_dict(self.cfg) if self.cfg is not None else None, "seed": self.seed,
+                "data": prepared.fingerprint}
+
+
+def _prepare_work(unit: Unit, config: dict[str, Any]) -> None:
+    cfg_path = unit.work / "config.json"
+    if cfg_path.is_file() and json.loads(cfg_path.read_text(encoding="utf-8")) != config:
+        log.info("%s: the config or the data changed; starting %s afresh", unit.method, unit.work)
+        shutil.rmtree(unit.work)
+    unit.work.mkdir(parents=True, exist_ok=True)
+    ckpt.remove_partial(unit.work)
+    write_json(cfg_path, config)
+
+
+def run_unit(unit: Unit, prepared: Prepared, device: torch.device) -> dict[str, Any]:
+    """Train (or resume) one unit and predict its test sets; returns (and stores) its ``result.json``."""
+    done = unit.work / "result.json"
+    config = unit.config(prepared)
+    _prepare_work(unit, config)
+    if done.is_file():
+        log.info("%s %s seed %d: done earlier, reusing %s", unit.task_name, unit.method, unit.seed, done)
+        return json.loads(done.read_text(encoding="utf-8"))
+    task = unit.task
+    model = build_model(task, prepared, unit.kind, unit.cfg, unit.seed).to(device)
+    train_rows = prepared.splits["train"]
+    n_batches = len(epoch_batches(train_rows, list(task.languages), task.batch_size, np.random.default_rng(0)))
+    opt, sched = optimizer(model, task, task.epochs * n_batches)
+    state = {"epoch": 0, "best": None, "best_epoch": None, "curve": []}
+    last = unit.work / "last.pt"
+    if last.is_file():
+        saved = ckpt.load(last, device)
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["optimizer"])
+        sched.load_state_dict(saved["scheduler"])
+        ckpt.set_rng_state(saved["rng"])
+        state = saved["state"]
+        log.info("%s %s seed %d: resuming after epoch %d", unit.task_name, unit.method, unit.seed, state["epoch"])
+    route0 = routes(unit.kind, unit.cfg)[0]
+    for epoch in range(state["epoch"], task.epochs):
+        t0, total, seen = time.time(), 0.0, 0
+        rng = np.random.default_rng([unit.seed, epoch])
+        model.train()
+        for lid, idx in tqdm(epoch_batches(train_rows, list(task.languages), task.batch_size, rng),
+                             desc=f"{unit.task_name} {unit.method} s{unit.seed} ep{epoch + 1}", unit="batch",
+                             leave=False):
+            batch = collate([train_rows[task.languages[lid]][i] for i in idx], device)
+            loss = batch_loss(model, task, unit.kind, batch, LangContext.single(lid, lid, len(idx), device))
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"{unit.task_name} {unit.method} seed {unit.seed}: loss is {loss.item()} "
+                                         f"in epoch {epoch + 1}")
+            loss.backward()
+            if task.clip_norm > 0:
+                nn.utils.clip_grad_norm_(model.parameters(), task.clip_norm)
+            opt.step()
+            sched.step()
+            opt.zero_grad(set_to_none=True)
+            total, seen = total + loss.item(), seen + 1
+        row = {"epoch": epoch + 1, "step": sched.last_epoch, "loss": total / max(seen, 1), "dev_f1": None}
+        if task.select == "best":
+            row["dev_f1"] = dev_f1(predict(model, task, prepared.splits["valid"], route0, None, device),
+                                   prepared.splits["valid"])
+            if state["best"] is None or row["dev_f1"] > state["best"]:
+                state["best"], state["best_epoch"] = row["dev_f1"], epoch + 1
+                ckpt.save(unit.work / "best.pt", {"model": model.state_dict()})
+        state["curve"].append(row)
+        state["epoch"] = epoch + 1
+        ckpt.save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+                         "rng": ckpt.rng_state(), "state": state})
+        log.info("%s %s seed %d epoch %d: loss %.4f%s (%.1fs)", unit.task_name, unit.method, unit.seed, epoch + 1,
+                 row["loss"], "" if row["dev_f1"] is None else f", dev F1 {row['dev_f1']:.2f}", time.time() - t0)
+    if task.select == "best":
+        model.load_state_dict(ckpt.load(unit.work / "best.pt", device)["model"])
+    result = {"task": unit.task_name, "method": unit.method, "kind": unit.kind, "seed": unit.seed,
+              "selected_epoch": state["best_epoch"] if task.select == "best" else task.epochs,
+              "curve": state["curve"], "params": count_params(model, task, unit.kind, unit.cfg),
+              "routes": routes(unit.kind, unit.cfg),
+              "predictions": {r: predict(model, task, prepared.splits["test"], r, prepared.gold, device)
+                              for r in routes(unit.kind, unit.cfg)}}
+    write_json(done, result)
+    return result
+
+
+def _write_unit(out: Path, result: dict[str, Any]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with atomic_write(out / "curve.tsv") as fh:
+        fh.write("epoch\tstep\tloss\tdev_f1\n")
+        for r in result["curve"]:
+            fh.write(f"{r['epoch']}\t{r['step']}\t{r['loss']:.6f}\t{'' if r['dev_f1'] is None else r['dev_f1']}\n")
+    write_json(out / "predictions.json", {k: v for k, v in result.items() if k != "curve"})
+
+
+def units(exp: Experiment, tasks: tuple[str, ...], methods: tuple[str, ...], work_root: Path) -> Iterator[Unit]:
+    for name in tasks:
+        task = exp.task_cfg[name]
+        for method in methods:
+            kind, cfg = method_registry.resolve_task(exp, method)
+            for seed in task.seeds:
+                yield Unit(name, task, method, kind, cfg, seed, work_root / name / method / f"seed{seed}")
+
+
+def train_tasks(exp: Experiment, tasks: tuple[str, ...], methods: tuple[str, ...], data_root: Path,
+                out_root: Path, work_root: Path) -> None:
+    """Every unit of ``tasks`` x ``methods`` x seeds, then ``out_root`` assembled atomically."""
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    threads = {exp.task_cfg[name].cpu_threads for name in tasks} - {None}
+    if device.type == "cpu" and threads:
+        torch.set_num_threads(min(threads))  # type: ignore[type-var]
+    prepared = {name: Prepared.load(data_root / name) for name in tasks}
+    todo = list(units(exp, tasks, methods, work_root))
+    results = []
+    for unit in tqdm(todo, desc="units", unit="run"):
+        results.append((unit, run_unit(unit, prepared[unit.task_name], device)))
+    with atomic_dir(out_root) as tmp:
+        for unit, result in results:
+            _write_unit(tmp / unit.task_name / unit.method / f"seed{unit.seed}", result)
+        write_json(tmp / "runs.json", {"tasks": list(tasks), "methods": list(methods), "device": str(device),
+                                       "units": len(results)})

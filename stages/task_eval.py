@@ -1,0 +1,23 @@
+"""Stage ``task_eval``: F1 of every task prediction, seed averages, win ratio, parameters (lsnmt.tasks.evaluate).
+
+    python -m stages.task_eval --experiment default --log logs/default/task_eval.log
+"""
+
+from pathlib import Path
+
+from lsnmt.cli import run_tasks
+from lsnmt.data import layout
+from lsnmt.tasks.evaluate import evaluate
+
+
+def _eval(exp, tasks, _methods) -> None:  # noqa: ANN001
+    results = Path("results") / exp.name
+    evaluate(tasks, layout.tasks_dir(exp.name), results / "tasks", results / "task_eval")
+
+
+def main(argv: list[str] | None = None) -> None:
+    run_tasks("task_eval", _eval, argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,17 @@
+"""Stage ``task_prep``: tokenizer and sub-word features of every task in params.yaml's ``tasks`` (lsnmt.tasks.prep).
+
+    python -m stages.task_prep --experiment default --log logs/default/task_prep.log
+"""
+
+from lsnmt.cli import run_tasks
+from lsnmt.data import layout
+from lsnmt.tasks.prep import prep
+
+
+def main(argv: list[str] | None = None) -> None:
+    run_tasks("task_prep", lambda exp, tasks, _methods: prep(exp, tasks, layout.raw_dir(exp.name),
+                                                             layout.tasks_dir(exp.name)), argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Fine-tuning units on the embedded fixtures: the tiny model can learn each task (machinery), interrupted
+training resumes bit for bit, a changed config restarts, and task_eval averages seeds and counts wins."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from lsnmt.tasks import train as train_mod
+from lsnmt.tasks.config import EncoderConfig, TaskConfig, TaskSource
+from lsnmt.tasks.evaluate import evaluate_task, score
+from lsnmt.tasks.prep import prep_task
+from lsnmt.tasks.train import Prepared, Unit, run_unit
+from models.ls.lms import LMSFDConfig
+
+FIX = Path(__file__).resolve().parents[2] / "embedded" / "tasks"
+ENC = EncoderConfig(init="random", hidden_size=32, layers=2, heads=2, ffn_dim=64, vocab_size=300)
+CPU = torch.device("cpu")
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def _ner(tmp: Path, **kw) -> tuple[TaskConfig, Prepared]:  # noqa: ANN003
+    args = {"epochs": 2, "batch_size": 8, "lr": 2e-3, "max_length": 32, "seeds": (1,), "select": "best", **kw}
+    task = TaskConfig(kind="ner", languages=("en", "fr"), source=TaskSource(kind="wikiann"), encoder=ENC, **args)
+    prep_task("wikiann", task, FIX / "wikiann", tmp / "prep")
+    return task, Prepared.load(tmp / "prep")
+
+
+def test_ner_unit_can_fit_its_training_data(tmp_path: Path) -> None:
+    raw = tmp_path / "raw"
+    for lang in ("en", "fr"):  # test on the training sentences: the pipeline must be able to fit them
+        (raw / lang).mkdir(parents=True)
+        for split in ("train", "dev", "test"):
+            shutil.copy(FIX / "wikiann" / lang / "train", raw / lang / split)
+    task = TaskConfig(kind="ner", languages=("en", "fr"), source=TaskSource(kind="wikiann"), encoder=ENC, epochs=25,
+                      batch_size=8, lr=3e-3, max_length=32, seeds=(1,), select="last")
+    prep_task("wikiann", task, raw, tmp_path / "prep")
+    prepared = Prepared.load(tmp_path / "prep")
+    result = run_unit(Unit("wikiann", task, "naive", None, None, 1, tmp_path / "work"), prepared, CPU)
+    for lang in task.languages:
+        gold = [r["tags"] for r in prepared.splits["test"][lang]]
+        assert score("ner", gold, result["predictions"]["none"][lang])["f1"] > 80.0, lang
+
+
+def test_qa_unit_can_fit_its_training_questions(tmp_path: Path) -> None:
+    data = json.loads((FIX / "tydiqa" / "tydiqa-goldp-v1.1-train.json").read_text(encoding="utf-8"))
+    small = {"data": [a for a in data["data"] if a["paragraphs"][0]["qas"][0]["id"].startswith("english")][:2]}
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for name in ("train", "dev"):
+        (raw / f"tydiqa-goldp-v1.1-{name}.json").write_text(json.dumps(small), encoding="utf-8")
+    task = TaskConfig(kind="qa", languages=("en",), source=TaskSource(kind="tydiqa"), encoder=ENC, epochs=60,
+                      batch_size=4, lr=3e-3, max_length=48, doc_stride=16, max_query_length=16, seeds=(1,))
+    meta = prep_task("tydiqa", task, raw, tmp_path / "prep")
+    assert meta["counts"]["train"]["en"]["windows"] > 4  # the long passage spans several windows
+    prepared = Prepared.load(tmp_path / "prep")
+    result = run_unit(Unit("tydiqa", task, "naive", None, None, 1, tmp_path / "work"), prepared, CPU)
+    gold = {qid: g["answers"] for qid, g in prepared.gold["en"].items()}
+    assert score("qa", gold, result["predictions"]["none"]["en"])["f1"] > 70.0
+
+
+class Stop(Exception):
+    pass
+
+
+def test_interrupted_unit_resumes_bit_for_bit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    task, prepared = _ner(tmp_path, epochs=3)
+    cfg = LMSFDConfig(rank=2, synthesis="language", route="share")
+    full = run_unit(Unit("wikiann", task, "lms_fd", "lms_fd", cfg, 1, tmp_path / "a"), prepared, CPU)
+    assert full["routes"] == ["share", "ls"] and set(full["predictions"]) == {"share", "ls"}
+
+    real_save, saves = train_mod.ckpt.save, []
+
+    def save_then_stop(path: Path, state: dict) -> None:
+        real_save(path, state)
+        saves.append(path.name)
+        if saves.count("last.pt") == 1:
+            raise Stop  # killed right after epoch 1
+
+    monkeypatch.setattr(train_mod.ckpt, "save", save_then_stop)
+    with pytest.raises(Stop):
+        run_unit(Unit("wikiann", task, "lms_fd", "lms_fd", cfg, 1, tmp_path / "b"), prepared, CPU)
+    monkeypatch.setattr(train_mod.ckpt, "save", real_save)
+    resumed = run_unit(Unit("wikiann", task, "lms_fd", "lms_fd", cfg, 1, tmp_path / "b"), prepared, CPU)
+    assert resumed["curve"] == full["curve"] and resumed["predictions"] == full["predictions"]
+    assert resumed["params"] == full["params"] and full["params"]["inference"]["share"] < full["params"]["train"]
+
+
+def test_changed_config_restarts_the_unit(tmp_path: Path) -> None:
+    task, prepared = _ner(tmp_path)
+    work = tmp_path / "w"
+    first = run_unit(Unit("wikiann", task, "naive", None, None, 1, work), prepared, CPU)
+    assert run_unit(Unit("wikiann", task, "naive", None, None, 1, work), prepared, CPU) == first  # reused
+    changed = dataclasses.replace(task, lr=5e-3)
+    again = run_unit(Unit("wikiann", changed, "naive", None, None, 1, work), prepared, CPU)
+    assert again["curve"] != first["curve"]
+    assert json.loads((work / "config.json").read_text())["task_cfg"]["lr"] == 5e-3
+
+
+def test_task_eval_averages_seeds_and_counts_wins(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (data / "test").mkdir(parents=True)
+    (data / "meta.json").write_text(json.dumps({"kind": "ner", "languages": ["en", "fr"]}))
+    gold = {"en": [["B-PER", "O"], ["B-LOC", "O"]], "fr": [["B-ORG", "O"]]}
+    for lang, tags in gold.items():
+        (data / "test" / f"{lang}.jsonl").write_text("".join(json.dumps({"tags": t}) + "\n" for t in tags))
+    right, wrong = gold, {"en": [["O", "O"], ["B-LOC", "O"]], "fr": [["O", "O"]]}
+
+    def write(method: str, seed: int, routes: dict) -> None:  # noqa: ANN001
+        d = tmp_path / "res" / method / f"seed{seed}"
+        d.mkdir(parents=True)
+        (d / "predictions.json").write_text(json.dumps({"seed": seed, "routes": list(routes), "predictions": routes,
+                                                        "params": {"train": 10, "inference": {r: 9 for r in routes}}}))
+
+    write("naive", 1, {"none": wrong})
+    write("naive", 2, {"none": right})
+    write("lms_fd", 1, {"share": right, "ls": wrong})
+    write("lms_fd", 2, {"share": right, "ls": wrong})
+    got = evaluate_task("wikiann", data, tmp_path / "res")
+    naive = got["methods"]["naive"]["routes"]["none"]
+    # en: seed 1 finds 1 of 2 entities (P 1, R 1/2 -> 66.67), seed 2 all (100); fr: 0 and 100
+    assert naive["scores"] == pytest.approx({"en": (200 / 3 + 100) / 2, "fr": 50.0})
+    share, ls = (got["methods"]["lms_fd"]["routes"][r] for r in ("share", "ls"))
+    assert share["avg"] == 100.0 and share["win_ratio"] == 100.0 and ls["win_ratio"] == 0.0
+    assert got["methods"]["lms_fd"]["primary"] == "share" and naive["win_ratio"] == 0.0
