@@ -21,7 +21,7 @@ from lsnmt.languages import is_known
 from lsnmt.typed import ConfigError, FieldError, build
 
 Split = Literal["train", "valid", "test", "multiway"]
-DirectionSet = Literal["en-centric", "en-xx", "xx-en", "all", "none"]
+DirectionSet = Literal["en-centric", "en-xx", "xx-en", "all", "en-centric+groups", "none"]
 TagStyle = Literal["target-prefix", "source-prefix", "en-xx-target-xx-en-source", "src-tgt-suffix", "none"]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,7 +74,8 @@ class DataConfig:
     """ISO 639-1 codes, the pivot (English) included."""
     pivot: str = "en"
     train_directions: DirectionSet = "en-centric"
-    """``en-centric``: en-xx and xx-en for every xx; ``all``: every ordered pair."""
+    """``en-centric``: en-xx and xx-en for every xx; ``all``: every ordered pair; ``en-centric+groups``:
+    en-centric plus every direction between two languages of one of ``groups`` (LSL Sec. 4.5, Table 6)."""
     eval_directions: DirectionSet = "en-centric"
     """Directions of the valid/test splits; ``all`` adds zero-shot xx-yy pairs."""
     tags: TagStyle = "target-prefix"
@@ -83,6 +84,9 @@ class DataConfig:
     zero_shot: tuple[str, ...] = ()
     """Extra evaluation directions ``xx-yy`` that are not trained (zero-shot), e.g. ``[de-fr]``: translated,
     scored and used for the off-target rate."""
+    groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Language groups for ``en-centric+groups``, e.g. ``{EUR: [de, en, es, fr, it, pt], CJK: [ja, ko, zh],
+    SW: [sw]}`` (LSL footnote 8: European, CJK and Swahili)."""
     no_eval: tuple[str, ...] = ()
     """Languages without valid/test data, left out of the evaluation directions (OPUS-100: an dz hy mn yo)."""
     sources: tuple[SourceConfig, ...]
@@ -109,6 +113,16 @@ class DataConfig:
         names = [s.name for s in self.sources]
         if len(set(names)) != len(names):
             raise FieldError("sources", "corpus names must be unique")
+        grouped: list[str] = []
+        for name, members in self.groups.items():
+            for j, code in enumerate(members):
+                if code not in self.languages:
+                    raise FieldError(f"groups.{name}[{j}]", f"{code!r} is not in data.languages")
+            grouped += members
+        if len(set(grouped)) != len(grouped):
+            raise FieldError("groups", "a language belongs to one group only")
+        if "en-centric+groups" in (self.train_directions, self.eval_directions) and not self.groups:
+            raise FieldError("groups", "en-centric+groups needs the language groups (data.groups)")
 
     def directions(self, which: DirectionSet) -> tuple[tuple[str, str], ...]:
         """Ordered (src, tgt) pairs of a direction set."""
@@ -118,10 +132,13 @@ class DataConfig:
         if which == "all":
             return tuple(itertools.permutations(self.languages, 2))
         out: list[tuple[str, str]] = []
-        if which in ("en-centric", "en-xx"):
+        if which in ("en-centric", "en-xx", "en-centric+groups"):
             out += [(self.pivot, x) for x in others]
-        if which in ("en-centric", "xx-en"):
+        if which in ("en-centric", "xx-en", "en-centric+groups"):
             out += [(x, self.pivot) for x in others]
+        if which == "en-centric+groups":
+            within = {(a, b) for members in self.groups.values() for a, b in itertools.permutations(members, 2)}
+            out += [d for d in itertools.permutations(self.languages, 2) if d in within and self.pivot not in d]
         return tuple(out)
 
     @property
@@ -336,6 +353,9 @@ class Experiment:
     """Language-specific methods of this experiment: ``{name: {kind: <models.ls.LS_KINDS key>, ...its
     settings}}``, checked by ``Params.load`` and built by ``lsnmt.methods.resolve``; a name listed in the
     top-level ``methods`` is ``naive`` or a key here."""
+    search: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Architecture searches the ``search`` stage runs (LSL Sec. 3.2): ``{name: {…models.ls.lsl.LSLSearchConfig
+    settings}}``; an LSL method with ``architecture: <name>`` trains the architecture that search selects."""
 
 
 def _check_methods(params: Params) -> None:
