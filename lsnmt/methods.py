@@ -109,7 +109,7 @@ def check(params: Params) -> None:
     from lsnmt.search import searches
 
     for exp_name, exp in params.experiments.items():
-        known = searches(exp)
+        known = searches(exp, exp_name)
         for name, entry in exp.method_cfg.items():
             path = f"experiments.{exp_name}.method_cfg.{name}"
             if name == NAIVE:

@@ -35,12 +35,13 @@ from lsnmt.typed import build, to_dict
 log = logging.getLogger(__name__)
 
 
-def searches(exp: Experiment) -> dict[str, Any]:
-    """``{name: LSLSearchConfig}`` of ``exp.search`` (typed; errors name the key path)."""
+def searches(exp: Experiment, exp_name: str | None = None) -> dict[str, Any]:
+    """``{name: LSLSearchConfig}`` of ``exp.search`` (typed; errors name the key path, with ``exp_name`` for
+    an experiment not yet named)."""
     from models.ls.lsl import LSLSearchConfig  # lazy: models imports lsnmt.config
 
-    return {name: build(LSLSearchConfig, dict(entry), f"experiments.{exp.name}.search.{name}")
-            for name, entry in exp.search.items()}
+    where = f"experiments.{exp_name or exp.name}.search"
+    return {name: build(LSLSearchConfig, dict(entry), f"{where}.{name}") for name, entry in exp.search.items()}
 
 
 def search_experiment(exp: Experiment, cfg: Any, seed: int) -> Experiment:

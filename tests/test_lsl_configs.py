@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
 from lsnmt import methods
 from lsnmt.config import Params
 from lsnmt.search import searches
 from lsnmt.typed import ConfigError
+from tests.test_methods import _load
 
 ROOT = Path(__file__).resolve().parent.parent
 PARAMS = Params.load(ROOT / "params.yaml")
@@ -45,14 +45,6 @@ def test_zero_shot_experiment_trains_english_and_within_group_directions() -> No
     assert trained == {(s, t) for s, t in evaluated if "en" in (s, t) or group[s] == group[t]}
     assert len(trained) == 18 + 20 + 6 and len(evaluated - trained) == 46
     assert exp.model.decoder == "shared" and exp.data.sources == PARAMS.get("flores10_lsl").data.sources
-
-
-def _load(tmp_path: Path, mutate) -> Params:  # noqa: ANN001
-    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
-    mutate(raw)
-    path = tmp_path / "params.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    return Params.load(path)
 
 
 @pytest.mark.parametrize(("mutate", "message"), [
