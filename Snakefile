@@ -107,9 +107,27 @@ rule encode:
         "python -m stages.encode --experiment {wildcards.exp} --log {log}"
 
 
+rule search:
+    input:
+        "data/{exp}/bin", "stages/search.py", "lsnmt/search.py", "lsnmt/methods.py", TRAIN_CODE, MODEL_CODE,
+        DATA_CODE,
+    output:
+        directory("results/{exp}/search"),
+    params:
+        model=section("model"), train=section("train"), search=section("search"),
+    log:
+        "logs/{exp}/search.log",
+    threads: 2
+    resources:
+        gpu=1,
+    shell:
+        "python -m stages.search --experiment {wildcards.exp} --log {log}"
+
+
 rule train:
     input:
-        "data/{exp}/bin", "stages/train.py", TRAIN_CODE, MODEL_CODE, DATA_CODE,
+        "data/{exp}/bin", "results/{exp}/search", "stages/train.py", "lsnmt/methods.py", TRAIN_CODE, MODEL_CODE,
+        DATA_CODE,
     output:
         "results/{exp}/train/{method}/model.pt",
         "results/{exp}/train/{method}/curve.tsv",

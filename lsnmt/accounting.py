@@ -32,6 +32,7 @@ from lsnmt.paper_row import PaperRow
 from lsnmt.rows_clm import CLM_ROWS
 from lsnmt.rows_lmsfd import LMSFD_ROWS
 from lsnmt.rows_nerqa import NERQA_ROWS
+from lsnmt.rows_lsl import LSL_ROWS
 from models.build import build_transformer
 from models.ls.base import active_parameters
 
@@ -277,3 +278,4 @@ PAPER_ROWS: tuple[PaperRow, ...] = (
 PAPER_ROWS += LMSFD_ROWS  # the LMS-FD paper's method rows (lsnmt/rows_lmsfd.py)
 PAPER_ROWS += CLM_ROWS  # CLM's method rows and LSL's adapter rows (lsnmt/rows_clm.py)
 PAPER_ROWS += NERQA_ROWS  # LMS-FD Tables 4-5: XLM-R base for NER and QA (lsnmt/rows_nerqa.py)
+PAPER_ROWS += LSL_ROWS  # LSL's LSL rows (lsnmt/rows_lsl.py)

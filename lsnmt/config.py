@@ -22,7 +22,7 @@ from lsnmt.tasks.config import TaskConfig
 from lsnmt.typed import ConfigError, FieldError, build
 
 Split = Literal["train", "valid", "test", "multiway"]
-DirectionSet = Literal["en-centric", "en-xx", "xx-en", "all", "none"]
+DirectionSet = Literal["en-centric", "en-xx", "xx-en", "all", "en-centric+groups", "none"]
 TagStyle = Literal["target-prefix", "source-prefix", "en-xx-target-xx-en-source", "src-tgt-suffix", "none"]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,7 +75,8 @@ class DataConfig:
     """ISO 639-1 codes, the pivot (English) included."""
     pivot: str = "en"
     train_directions: DirectionSet = "en-centric"
-    """``en-centric``: en-xx and xx-en for every xx; ``all``: every ordered pair."""
+    """``en-centric``: en-xx and xx-en for every xx; ``all``: every ordered pair; ``en-centric+groups``:
+    en-centric plus every direction between two languages of one of ``groups`` (LSL Sec. 4.5, Table 6)."""
     eval_directions: DirectionSet = "en-centric"
     """Directions of the valid/test splits; ``all`` adds zero-shot xx-yy pairs."""
     tags: TagStyle = "target-prefix"
@@ -84,6 +85,9 @@ class DataConfig:
     zero_shot: tuple[str, ...] = ()
     """Extra evaluation directions ``xx-yy`` that are not trained (zero-shot), e.g. ``[de-fr]``: translated,
     scored and used for the off-target rate."""
+    groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Language groups for ``en-centric+groups``, e.g. ``{EUR: [de, en, es, fr, it, pt], CJK: [ja, ko, zh],
+    SW: [sw]}`` (LSL footnote 8: European, CJK and Swahili)."""
     no_eval: tuple[str, ...] = ()
     """Languages without valid/test data, left out of the evaluation directions (OPUS-100: an dz hy mn yo)."""
     sources: tuple[SourceConfig, ...]
@@ -110,6 +114,16 @@ class DataConfig:
         names = [s.name for s in self.sources]
         if len(set(names)) != len(names):
             raise FieldError("sources", "corpus names must be unique")
+        grouped: list[str] = []
+        for name, members in self.groups.items():
+            for j, code in enumerate(members):
+                if code not in self.languages:
+                    raise FieldError(f"groups.{name}[{j}]", f"{code!r} is not in data.languages")
+            grouped += members
+        if len(set(grouped)) != len(grouped):
+            raise FieldError("groups", "a language belongs to one group only")
+        if "en-centric+groups" in (self.train_directions, self.eval_directions) and not self.groups:
+            raise FieldError("groups", "en-centric+groups needs the language groups (data.groups)")
 
     def directions(self, which: DirectionSet) -> tuple[tuple[str, str], ...]:
         """Ordered (src, tgt) pairs of a direction set."""
@@ -119,10 +133,13 @@ class DataConfig:
         if which == "all":
             return tuple(itertools.permutations(self.languages, 2))
         out: list[tuple[str, str]] = []
-        if which in ("en-centric", "en-xx"):
+        if which in ("en-centric", "en-xx", "en-centric+groups"):
             out += [(self.pivot, x) for x in others]
-        if which in ("en-centric", "xx-en"):
+        if which in ("en-centric", "xx-en", "en-centric+groups"):
             out += [(x, self.pivot) for x in others]
+        if which == "en-centric+groups":
+            within = {(a, b) for members in self.groups.values() for a, b in itertools.permutations(members, 2)}
+            out += [d for d in itertools.permutations(self.languages, 2) if d in within and self.pivot not in d]
         return tuple(out)
 
     @property
@@ -343,6 +360,9 @@ class Experiment:
     task_method_cfg: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Methods of the tasks, like ``method_cfg`` (kinds ``lms`` and ``lms_fd``, inserted into XLM-R's FFNs);
     a name in the top-level ``task_methods`` is ``naive`` or a key here."""
+    search: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Architecture searches the ``search`` stage runs (LSL Sec. 3.2): ``{name: {…models.ls.lsl.LSLSearchConfig
+    settings}}``; an LSL method with ``architecture: <name>`` trains the architecture that search selects."""
 
 
 def _check_methods(params: Params) -> None:

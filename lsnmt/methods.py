@@ -5,14 +5,24 @@ language-specific method: ``kind`` picks the entry of ``models.ls.LS_KINDS`` and
 the other keys are built into that kind's frozen config dataclass (unknown keys
 and wrong types raise :class:`~lsnmt.typed.ConfigError` naming the key path). The
 name ``naive`` is the plain multilingual model and needs no entry.
+
+A method may take part of its architecture from another stage's output: an LSL
+method with ``architecture: <search>`` (LSL-NAS) trains the layout that the
+``search`` stage selected. :func:`bind` fills it in, from the search's
+``architecture.json`` when training and from the trained model's own record
+(``model.pt``) afterwards, so translating never reads the search again.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsnmt.typed import ConfigError, build
+from lsnmt.io import DataError
+from lsnmt.typed import ConfigError, build, to_dict
 
 if TYPE_CHECKING:
     from lsnmt.config import Experiment, Params
@@ -73,15 +83,63 @@ def criterion(kind: str | None) -> Criterion | None:
     return None if kind is None else LS_KINDS[kind].criterion
 
 
+def search_dir(exp_name: str, search: str, results: Path = Path("results")) -> Path:
+    """Where the ``search`` stage writes search ``search`` of experiment ``exp_name``."""
+    return results / exp_name / "search" / search
+
+
+def record(name: str, kind: str | None, cfg: Any) -> dict[str, Any] | None:
+    """What a trained model stores about its method (``model.pt``'s ``config["method"]``); ``None`` for naive."""
+    return None if kind is None else {"name": name, "kind": kind, "cfg": to_dict(cfg)}
+
+
+def bind(exp: Experiment, name: str, kind: str | None, cfg: Any, *, stored: Mapping[str, Any] | None = None,
+         results: Path = Path("results")) -> Any:
+    """``cfg`` with a search-selected layout filled in (``architecture: <search>``); other configs unchanged.
+
+    ``stored``: the method record of a trained ``model.pt`` (its layout wins: the model was trained with it);
+    otherwise ``results/{exp}/search/{search}/architecture.json``, written by the ``search`` stage.
+    Raises :class:`~lsnmt.io.DataError` naming the missing file or the mismatched depth.
+    """
+    search = getattr(cfg, "architecture", None)
+    if search is None:
+        return cfg
+    if stored is not None:
+        layout = stored["cfg"]
+        return dataclasses.replace(cfg, src=tuple(layout["src"]), tgt=tuple(layout["tgt"]), architecture=None)
+    path = search_dir(exp.name, search, results) / "architecture.json"
+    if not path.is_file():
+        raise DataError(f"{path}: not found; method {name!r} trains the architecture of search {search!r}: run "
+                        f"`python -m stages.search --experiment {exp.name}` first")
+    arch = json.loads(path.read_text(encoding="utf-8"))
+    from models.ls import LS_KINDS
+    from models.presets import resolve_dims
+
+    shape = LS_KINDS[kind].model if kind is not None else None
+    depth = resolve_dims(shape(cfg, exp.model) if shape is not None else exp.model).encoder_layers
+    if len(arch["layers"]) != depth:
+        raise DataError(f"{path}: search {search!r} chose {len(arch['layers'])} encoder layers, but method {name!r} "
+                        f"has a {depth}-layer encoder (experiments.{exp.name}.method_cfg.{name}.encoder_layers)")
+    return dataclasses.replace(cfg, src=tuple(arch["src"]), tgt=tuple(arch["tgt"]), architecture=None)
+
+
 def check(params: Params) -> None:
-    """Every ``method_cfg`` entry builds; every name in ``methods`` is ``naive`` or defined in the selected
-    experiment. Raises :class:`ConfigError` naming the key path."""
+    """Every ``method_cfg`` and ``search`` entry builds; every name in ``methods`` is ``naive`` or defined in the
+    selected experiment; a method's ``architecture`` names a search of its experiment. Raises
+    :class:`ConfigError` naming the key path."""
+    from lsnmt.search import searches
+
     for exp_name, exp in params.experiments.items():
+        known = searches(exp, exp_name)
         for name, entry in exp.method_cfg.items():
             path = f"experiments.{exp_name}.method_cfg.{name}"
             if name == NAIVE:
                 raise ConfigError(f"{path}: `naive` is the plain model and takes no method_cfg entry")
-            typed_entry(entry, path)
+            _, cfg = typed_entry(entry, path)
+            search = getattr(cfg, "architecture", None)
+            if search is not None and search not in known:
+                raise ConfigError(f"{path}.architecture: {search!r} is not a search of experiments.{exp_name}.search "
+                                  f"(known: {', '.join(known) or 'none'})")
         for name, entry in exp.task_method_cfg.items():
             path = f"experiments.{exp_name}.task_method_cfg.{name}"
             if name == NAIVE:

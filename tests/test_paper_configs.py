@@ -109,3 +109,44 @@ def test_clm_methods_of_params_yaml_have_the_papers_sizes(experiment: str, row_e
     size = deployed_params(model, langs)
     target = count_row(row).train_params if row.explained_miss else row.paper_train_params
     assert abs(size - target) <= TOLERANCE * target, (size, target)
+
+
+# LSL rows (lsnmt/rows_lsl.py: paper experiment, table, method there) -> method name in flores10_lsl's method_cfg
+LSL_LINKS = {
+    ("lsl-separate-decoder", "1", "lsl-nas"): "lsl_nas",
+    ("lsl-separate-decoder", "1", "lsl-nas+dense-pretraining"): "lsl_nas_dense",
+    ("lsl-separate-decoder", "1", "lsl-s12-t15,16"): "lsl_s12_t15_16",
+    ("lsl-separate-decoder", "1", "lsl-s123-t14,15,16"): "lsl_s1_3_t14_16",
+    ("lsl-separate-decoder", "1", "lsl-s0-t13,14,15"): "lsl_t13_15",
+    ("lsl-separate-decoder", "1", "lsl-s34-t0"): "lsl_s34",
+    ("lsl-separate-decoder", "1", "lsl-s13,14,15-t34"): "lsl_swapped",
+    ("lsl-separate-decoder", "4", "ls-ffn"): "ls_ffn",
+    ("lsl-separate-decoder", "4", "ls-attention"): "ls_attention",
+    ("lsl-shared-decoder", "5", "lsl-nas-sd"): "lsl_nas_sd",
+    ("lsl-shared-decoder", "5", "lsl-nas-sd+dense-pretraining"): "lsl_nas_sd_dense",
+    ("lsl-shared-decoder", "5", "lsl-s4-t13-16"): "lsl_sd_s4_t13_16",
+}
+
+
+@pytest.mark.parametrize("key", list(LSL_LINKS), ids=lambda k: "-".join(k))
+def test_lsl_methods_of_params_yaml_are_the_counted_rows(key: tuple[str, str, str]) -> None:
+    """flores10_lsl's LSL methods have the rows' layouts and, built the way the pipeline builds them (the
+    experiment's model with the method's shape overrides), exactly the rows' |θ| and |θeff|."""
+    from lsnmt.accounting import count_row
+    from lsnmt.methods import resolve
+    from lsnmt.rows_lsl import LSL_ROWS
+    from models.ls.lsl import model as lsl_shape
+    from models.presets import resolve_dims
+
+    row = next(r for r in LSL_ROWS if (r.experiment, r.table, r.method) == key)
+    exp = PARAMS.get("flores10_lsl")
+    kind, cfg = resolve(exp, LSL_LINKS[key])
+    assert kind == row.kind == "lsl"
+    assert (cfg.src, cfg.tgt, cfg.components) == (row.cfg.src, row.cfg.tgt, row.cfg.components)
+    shaped = lsl_shape(cfg, exp.model)
+    assert resolve_dims(shaped) == resolve_dims(row.model) and shaped.decoder == row.model.decoder
+    with torch.device("meta"):
+        model = build_transformer(exp.model, vocab_size=row.vocab_size, num_languages=len(exp.data.languages),
+                                  method=kind, method_cfg=cfg)
+    counted = count_row(row)
+    assert (train_params(model), inference_params(model, 0, 1)) == (counted.train_params, counted.inference_params)

@@ -17,7 +17,7 @@ import pytest
 from .conftest import ROOT, copy_repo, venv_env
 
 STAGES = ("data/{exp}/raw", "data/{exp}/prepared", "data/{exp}/sampled", "data/{exp}/spm", "data/{exp}/bin",
-          "results/{exp}/translate/naive", "results/{exp}/evaluate", "reports")
+          "results/{exp}/search", "results/{exp}/translate/naive", "results/{exp}/evaluate", "reports")
 
 
 def _run(cmd: list[str], cwd: Path) -> str:
@@ -82,6 +82,13 @@ def test_tiny_pipeline_snakemake_and_dvc(tmp_path: Path) -> None:
     assert "not run" in index and "tables/lsl/table1.md" in index and "figures/lmsfd/figure1.png" in index
     _run(["snakemake", "--report", "report.html"], smk)  # Snakemake's HTML report with the figures attached
     assert (smk / "report.html").stat().st_size > 10_000
+    # LSL: the search stage's selection is what lsl_nas trained and translated, under both front ends
+    for repo in (smk, dvc):
+        arch = json.loads((repo / "results/tiny/search/lsl_search/architecture.json").read_text())
+        model = torch.load(repo / "results/tiny/train/lsl_nas/model.pt", weights_only=False)
+        assert model["config"]["method"]["cfg"]["src"] == arch["src"]
+        assert model["config"]["method"]["cfg"]["tgt"] == arch["tgt"]
+        assert (repo / "results/tiny/translate/lsl_nas/de-en.hyp").is_file()
 
 
 @pytest.mark.slow

@@ -22,7 +22,7 @@ from tqdm import tqdm
 from lsnmt.config import Experiment
 from lsnmt.decode.beam import beam_search
 from lsnmt.io import atomic_dir
-from lsnmt.methods import resolve
+from lsnmt.methods import bind, resolve
 from lsnmt.train.corpus import Direction, Vocab, load_split
 from models.build import build_transformer
 from models.lang import LangContext
@@ -31,9 +31,14 @@ log = logging.getLogger(__name__)
 
 
 def load_model(exp: Experiment, method: str, model_path: Path, vocab: Vocab) -> torch.nn.Module:
-    """The trained model of ``model.pt`` (weights chosen by ``train.final_checkpoint`` at the end of training)."""
+    """The trained model of ``model.pt`` (weights chosen by ``train.final_checkpoint`` at the end of training).
+
+    The method's config comes from params.yaml (it fixes e.g. FD's inference route); a layout that a search
+    selected (LSL-NAS) comes from the model's own record, so the search output is not read again.
+    """
     state = torch.load(model_path, map_location="cpu", weights_only=False)
     kind, cfg = resolve(exp, method)  # the method's config fixes its inference route (e.g. FD: shared)
+    cfg = bind(exp, method, kind, cfg, stored=state.get("config", {}).get("method"))
     model = build_transformer(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
                               padding_idx=vocab.pad, method=kind, method_cfg=cfg)
     model.load_state_dict(state["model"])

@@ -29,6 +29,7 @@ import logging
 import math
 import shutil
 import time
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
@@ -63,17 +64,23 @@ class ModelFactory(Protocol):
     def __call__(self, cfg: ModelConfig, *, vocab_size: int, num_languages: int, padding_idx: int) -> nn.Module: ...
 
 
-def fingerprint(exp: Experiment, bin_dir: Path) -> str:
-    """SHA-256 of the model and training settings, the training directions and ``meta.json``."""
+def fingerprint(exp: Experiment, bin_dir: Path, method: Mapping[str, Any] | None = None) -> str:
+    """SHA-256 of the model and training settings, the training directions and ``meta.json`` (and of the
+    method's record, when given: a changed method config or search-selected layout starts afresh)."""
     train = {k: v for k, v in asdict(exp.train).items() if k not in NO_EFFECT}
     blob = {"model": asdict(exp.model), "train": train, "pairs": exp.data.train_pairs,
             "meta": json.loads((bin_dir / "meta.json").read_text(encoding="utf-8"))}
+    if method is not None:
+        blob["method"] = method
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _config(exp: Experiment, vocab: Vocab, fp: str) -> dict[str, Any]:
-    return {"model": asdict(exp.model), "train": asdict(exp.train), "vocab_size": vocab.size, "pad": vocab.pad,
-            "eos": vocab.eos, "languages": list(vocab.languages), "fingerprint": fp}
+def _config(exp: Experiment, vocab: Vocab, fp: str, method: Mapping[str, Any] | None) -> dict[str, Any]:
+    config = {"model": asdict(exp.model), "train": asdict(exp.train), "vocab_size": vocab.size, "pad": vocab.pad,
+              "eos": vocab.eos, "languages": list(vocab.languages), "fingerprint": fp}
+    if method is not None:
+        config["method"] = dict(method)
+    return config
 
 
 def _prepare_work_dir(work_dir: Path, config: dict[str, Any]) -> None:
@@ -215,12 +222,14 @@ def _loop(run: Run, plan: list[EvalSet], curve: Curve | None, config: dict[str, 
 
 
 def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
-          model_factory: ModelFactory = build_transformer, criterion: Criterion | None = None) -> dict[str, Any]:
+          model_factory: ModelFactory = build_transformer, criterion: Criterion | None = None,
+          method: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Train ``exp`` on the shards in ``bin_dir``; resume from ``work_dir/last.pt`` when present.
 
     ``criterion``: the method's training objective (``models.ls.LS_KINDS[kind].criterion``; ``None``:
     label-smoothed cross entropy). With a custom criterion, several ranks all-reduce gradients explicitly
-    instead of through DDP (a two-pass criterion runs two forwards per backward).
+    instead of through DDP (a two-pass criterion runs two forwards per backward). ``method``: a JSON-able
+    record of the method (``lsnmt.methods.record``), kept in the fingerprint and in ``model.pt``'s config.
 
     Returns ``{"step", "epoch", "best_valid", "valid", "source", "skipped_sentences"}``
     (``valid``: per-direction loss/nll in bits of the last validation of this call).
@@ -231,7 +240,7 @@ def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
     dist = Dist.from_env()
     try:
         run, plan = _setup(exp, bin_dir, dist, model_factory, criterion)
-        config = _config(exp, run.vocab, fingerprint(exp, bin_dir))
+        config = _config(exp, run.vocab, fingerprint(exp, bin_dir, method), method)
         if dist.is_main:
             _prepare_work_dir(work_dir, config)
         dist.barrier()

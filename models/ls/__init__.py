@@ -8,7 +8,7 @@ looks the kind up (no decorators, no directory-scan imports). ``params.yaml``'s
 
 from __future__ import annotations
 
-from models.ls import adapter, clm, clsr, deep, fd, lms, switch
+from models.ls import adapter, clm, clsr, deep, fd, lms, lsl, switch
 from models.ls.base import LSBuilder, LSKind
 from models.ls.distill import fd_criterion, lms_fd_criterion
 
@@ -21,6 +21,7 @@ LS_KINDS: dict[str, LSKind] = {
     "clm": LSKind(clm.CLMConfig, clm.build),  # Liu et al. 2022 Sec. 3: sCLM / mCLM / LS ablation
     "adapter": LSKind(adapter.AdapterConfig, adapter.build),  # Bapna and Firat 2019; Philip et al. 2020
     "deep": LSKind(deep.DeepConfig, deep.build, model=deep.model),  # CLM Sec. 4.2 (Zhang et al. 2020)
+    "lsl": LSKind(lsl.LSLConfig, lsl.build, model=lsl.model),  # Pires et al. 2023 Sec. 3.1, Tables 1, 3-5
 }
 
 LS_BUILDERS: dict[str, LSBuilder] = {kind: k.build for kind, k in LS_KINDS.items()}

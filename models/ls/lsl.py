@@ -1,0 +1,325 @@
+"""Language-Specific Transformer Layers (Pires et al. 2023, "LSL") and the layer of their architecture search.
+
+**LSL** (Sec. 3.1, Figure 1b, Listing 1): an encoder layer that is a dictionary of ordinary Transformer
+encoder layers, one per language; each sentence goes through the layer of its *source* or of its *target*
+language (the layer's index language), so a forward pass uses one layer's worth of parameters whatever the
+number of languages (|θeff| stays that of the dense model, Table 1). ``src`` / ``tgt`` list the 1-based
+encoder layers indexed by the source / target language, as the paper writes them: LSL-NAS is
+``LSL (SRC={3, 4} & TGT={13, 14, 15})``. ``components`` (Table 4): ``layer`` makes the whole layer
+language-specific (LSL), ``ffn`` only its feed-forward sublayer (LS-FFN), ``attention`` only its self-attention
+(LS-ATTENTION). The residual LayerNorms stay shared in LS-FFN / LS-ATTENTION (the paper does not say;
+2 x 512 parameters per sublayer, below Table 4's 1M precision).
+
+**Search** (Sec. 3.2, Eq. 1): every encoder layer ``i`` holds a shared layer and one LSL (``L`` layers, used
+both source- and target-indexed) and mixes them with three scalars,
+
+    h_i = w_sh * layer_i(h_{i-1}) + w_src * LSL_i(h_{i-1}, src) + w_tgt * LSL_i(h_{i-1}, tgt),
+    (w_sh, w_src, w_tgt) = softmax(a_i),  a_i in R^3 (footnote 2),
+
+so a layer has the parameters of ``L + 1`` layers plus 3 and costs three layers' computation. After training,
+layer ``i`` becomes shared / source-indexed / target-indexed by ``argmax`` of its (seed-averaged) weights, and
+the selected architecture is trained from scratch (``lsnmt/search.py``).
+
+**Dense pre-training** (Sec. 3.3): :func:`dense_init` copies a dense model's weights into every language's
+copy of each LSL (and every other weight unchanged).
+
+A sentence is routed whole: batches that mix directions are split by index language and put back in order,
+so a mixed batch gives row by row what one-direction batches give.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+from torch import Tensor, nn
+
+from lsnmt.config import ModelConfig
+from lsnmt.typed import FieldError
+from models.factories import Factories, LayerSpec
+from models.lang import LangContext, group_rows
+from models.ls.base import active_parameters
+
+Index = Literal["src", "tgt"]
+Component = Literal["layer", "ffn", "attention"]
+Decoder = Literal["shared", "per-target"]
+CHOICES = ("shared", "src", "tgt")
+"""Order of the three mixing weights of a search layer and the names of the per-layer choices."""
+
+
+def _check_layers(name: str, layers: tuple[int, ...]) -> None:
+    for i, n in enumerate(layers):
+        if n < 1:
+            raise FieldError(f"{name}[{i}]", f"encoder layers are numbered from 1 (LSL footnote 1), got {n}")
+    if len(set(layers)) != len(layers):
+        raise FieldError(name, f"repeated layer in {list(layers)}")
+
+
+def _reshape(base: ModelConfig, **changes: Any) -> ModelConfig:
+    return dataclasses.replace(base, **{k: v for k, v in changes.items() if v is not None})
+
+
+@dataclass(frozen=True, kw_only=True)
+class LSLConfig:
+    """One LSL architecture (a method of kind ``lsl``); with no ``src`` and ``tgt`` it is the dense model."""
+
+    src: tuple[int, ...] = ()
+    """1-based encoder layers indexed by the source language."""
+    tgt: tuple[int, ...] = ()
+    """1-based encoder layers indexed by the target language."""
+    architecture: str | None = None
+    """Name of a search (``experiments.<exp>.search``) whose selected architecture gives ``src`` / ``tgt``
+    (LSL-NAS from the ``search`` stage; ``lsnmt.methods.bind`` reads it). Exclusive with ``src`` / ``tgt``."""
+    components: Component = "layer"
+    """``layer``: whole layers (LSL); ``ffn``: LS-FFN; ``attention``: LS-ATTENTION (Table 4)."""
+    dense_steps: int = 0
+    """Dense pre-training (Sec. 3.3): first train the dense model of the same shape for this many updates, then
+    copy its weights into every language's copy and train this model (``train.max_steps``, fresh optimizer and
+    schedule; the paper does not give the second phase's schedule). 0: from scratch."""
+    encoder_layers: int | None = None
+    decoder_layers: int | None = None
+    decoder: Decoder | None = None
+    """Shape overrides of the experiment's model (``None``: keep it): depth, and ``shared`` vs ``per-target``
+    decoders (LSL-NAS-SD, Table 5, on the separate-decoder experiment)."""
+    embed_dim: int | None = None
+    """Width override: the "hidden dim 640 / 704 / 768" baselines of Tables 1 and 5 (no LSLs)."""
+
+    def __post_init__(self) -> None:
+        _check_layers("src", self.src)
+        _check_layers("tgt", self.tgt)
+        both = sorted(set(self.src) & set(self.tgt))
+        if both:
+            raise FieldError("tgt", f"layer {both[0]} is also in src: a layer has one index language")
+        if self.architecture is not None and (self.src or self.tgt):
+            raise FieldError("architecture", "takes src/tgt from the search: leave src and tgt out")
+        if self.dense_steps < 0:
+            raise FieldError("dense_steps", f"must be >= 0, got {self.dense_steps}")
+
+    def describe(self) -> str:
+        """The paper's notation, ``LSL (SRC={3, 4} & TGT={13, 14, 15})``."""
+        def s(x: tuple[int, ...]) -> str:
+            return "{" + ", ".join(map(str, sorted(x))) + "}" if x else "∅"
+        return f"LSL (SRC={s(self.src)} & TGT={s(self.tgt)})"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LSLSearchConfig:
+    """One architecture search (``experiments.<exp>.search.<name>``, the ``search`` stage, Sec. 3.2)."""
+
+    seeds: tuple[int, ...] = (1,)
+    """One training run per seed; the weights are averaged over runs before the argmax (Figure 3: 3 runs)."""
+    max_steps: int | None = None
+    """Updates of each run (``None``: the experiment's ``train.max_steps``; the paper trains to convergence)."""
+    mixing_init: tuple[float, ...] = (0.0, 0.0, 0.0)
+    """Initial scalars (shared, src, tgt) before the softmax; the paper does not say: equal weights 1/3."""
+    encoder_layers: int | None = None
+    decoder_layers: int | None = None
+    decoder: Decoder | None = None
+    """Shape overrides, as for :class:`LSLConfig` (Sec. 4.4 searches with a shared decoder)."""
+    embed_dim: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.seeds:
+            raise FieldError("seeds", "at least one run")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise FieldError("seeds", f"repeated seed in {list(self.seeds)}")
+        if len(self.mixing_init) != 3:
+            raise FieldError("mixing_init", f"three scalars (shared, src, tgt), got {list(self.mixing_init)}")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise FieldError("max_steps", f"must be >= 1, got {self.max_steps}")
+
+
+def model(cfg: LSLConfig | LSLSearchConfig, base: ModelConfig) -> ModelConfig:
+    """``base`` with the method's shape overrides."""
+    return _reshape(base, encoder_layers=cfg.encoder_layers, decoder_layers=cfg.decoder_layers, decoder=cfg.decoder,
+                    embed_dim=cfg.embed_dim)
+
+
+# --- routing -------------------------------------------------------------------------------------------------------
+
+def _rows(value: Any, rows: Tensor) -> Any:
+    """The rows ``rows`` of a batch-major argument (tensor or language context); anything else as is."""
+    if isinstance(value, Tensor):
+        return value.index_select(0, rows)
+    if isinstance(value, LangContext):
+        return value.index_select(rows)
+    return value
+
+
+def route(modules: nn.ModuleList, index: Index, x: Tensor, langs: LangContext, *args: Any, **kwargs: Any) -> Tensor:
+    """``modules[lang](x, langs, …)`` for each sentence's ``index`` language; ``(B, T, D) -> (B, T, D)``.
+
+    One call on a one-direction batch; otherwise one call per language on its rows (tensor arguments are
+    batch-major: padding masks), scattered back in batch order.
+    """
+    uniform = langs.uniform_src if index == "src" else langs.uniform_tgt
+    if uniform is not None:
+        return modules[uniform](x, langs, *args, **kwargs)
+    out = torch.zeros_like(x)
+    for lang, rows in group_rows(langs.src if index == "src" else langs.tgt):
+        y = modules[lang](x.index_select(0, rows), langs.index_select(rows), *(_rows(a, rows) for a in args),
+                          **{k: _rows(v, rows) for k, v in kwargs.items()})
+        out = out.index_copy(0, rows, y)
+    return out
+
+
+class LanguageSpecific(nn.Module):
+    """One module per language, chosen per sentence by its source or target language (Figure 1b).
+
+    Stands in for the module it copies (an encoder layer, a feed-forward or an attention sublayer) and is
+    called like it: ``forward(x, langs, …)``.
+    """
+
+    def __init__(self, modules: Sequence[nn.Module], index: Index) -> None:
+        super().__init__()
+        if index not in ("src", "tgt"):
+            raise ValueError(f"index language must be 'src' or 'tgt', got {index!r}")
+        self.langs = nn.ModuleList(modules)
+        self.index = index
+
+    def forward(self, x: Tensor, langs: LangContext, *args: Any, **kwargs: Any) -> Tensor:
+        return route(self.langs, self.index, x, langs, *args, **kwargs)
+
+    def active_parameters(self, src: int, tgt: int) -> Iterator[Tensor]:
+        """The index language's module only (|θeff|)."""
+        yield from active_parameters(self.langs[src if self.index == "src" else tgt], src, tgt)
+
+    def extra_repr(self) -> str:
+        return f"index={self.index}, languages={len(self.langs)}"
+
+
+class SearchLayer(nn.Module):
+    """Eq. 1: a shared layer and one LSL (source- and target-indexed) mixed by ``softmax(mixing)``."""
+
+    def __init__(self, shared: nn.Module, per_language: Sequence[nn.Module],
+                 mixing_init: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
+        super().__init__()
+        self.shared = shared
+        self.langs = nn.ModuleList(per_language)
+        self.mixing = nn.Parameter(torch.tensor([float(a) for a in mixing_init]))
+
+    def weights(self) -> Tensor:
+        """``(w_shared, w_src, w_tgt)``, non-negative and summing to 1 (footnote 2)."""
+        return self.mixing.softmax(0)
+
+    def forward(self, x: Tensor, langs: LangContext, padding_mask: Tensor | None) -> Tensor:
+        """``x (B, S, D)`` -> ``(B, S, D)``."""
+        w = self.weights()
+        return (w[0] * self.shared(x, langs, padding_mask)
+                + w[1] * route(self.langs, "src", x, langs, padding_mask)
+                + w[2] * route(self.langs, "tgt", x, langs, padding_mask))
+
+    def active_parameters(self, src: int, tgt: int) -> Iterator[Tensor]:
+        yield self.mixing
+        for module in (self.shared, self.langs[src], self.langs[tgt]):
+            yield from active_parameters(module, src, tgt)
+
+
+# --- builders ------------------------------------------------------------------------------------------------------
+
+def build(cfg: LSLConfig, defaults: Factories) -> Factories:
+    """``defaults`` with the layers of ``cfg.src`` / ``cfg.tgt`` (1-based) made language-specific."""
+    if cfg.architecture is not None:
+        raise ValueError(f"this LSL method takes its layers from search {cfg.architecture!r}: bind them first "
+                         "(lsnmt.methods.bind reads the search stage's architecture.json)")
+    index = {**{n: "src" for n in cfg.src}, **{n: "tgt" for n in cfg.tgt}}
+
+    def encoder_layer(spec: LayerSpec, f: Factories) -> nn.Module:
+        beyond = [n for n in index if n > spec.num_layers]
+        if beyond:
+            raise ValueError(f"{cfg.describe()}: layer {max(beyond)} is beyond the {spec.num_layers}-layer encoder")
+        which = index.get(spec.layer + 1)
+        if which is None:
+            return defaults.encoder_layer(spec, f)
+        n = spec.num_languages
+        if cfg.components == "layer":
+            return LanguageSpecific([defaults.encoder_layer(spec, f) for _ in range(n)], which)  # type: ignore[arg-type]
+        if cfg.components == "ffn":
+            ls = dataclasses.replace(f, ffn=lambda s: LanguageSpecific([f.ffn(s) for _ in range(n)], which))
+        else:
+            ls = dataclasses.replace(f, attn=lambda s, kind: LanguageSpecific([f.attn(s, kind) for _ in range(n)],
+                                                                               which))
+        return defaults.encoder_layer(spec, ls)
+
+    return dataclasses.replace(defaults, encoder_layer=encoder_layer)
+
+
+def search_factories(cfg: LSLSearchConfig, defaults: Factories | None = None) -> Factories:
+    """Every encoder layer a :class:`SearchLayer` of ``1 + L`` layers of ``defaults`` (Sec. 3.2)."""
+    base = defaults or Factories()
+
+    def encoder_layer(spec: LayerSpec, f: Factories) -> nn.Module:
+        return SearchLayer(base.encoder_layer(spec, f), [base.encoder_layer(spec, f)
+                                                         for _ in range(spec.num_languages)], cfg.mixing_init)
+
+    return dataclasses.replace(base, encoder_layer=encoder_layer)
+
+
+# --- search read-out and dense pre-training -------------------------------------------------------------------------
+
+_MIXING = re.compile(r"^encoder\.layers\.(\d+)\.mixing$")
+
+
+def mixing_weights(state: Mapping[str, Tensor]) -> Tensor:
+    """``(layers, 3)`` softmax weights (shared, src, tgt) of a search model's state dict, bottom layer first."""
+    found = {int(m.group(1)): t for k, t in state.items() if (m := _MIXING.match(k))}
+    if not found or sorted(found) != list(range(len(found))):
+        raise ValueError(f"not a search model: mixing scalars found for encoder layers {sorted(found)}")
+    return torch.stack([found[i].float().softmax(0) for i in range(len(found))])
+
+
+def select(weights: Tensor) -> list[str]:
+    """Per layer, the component with the largest weight (Sec. 3.2): ``shared``, ``src`` or ``tgt``.
+
+    Exact ties go to the earlier of shared, src, tgt (``torch.argmax`` returns the first maximum).
+    """
+    if weights.dim() != 2 or weights.size(1) != 3:
+        raise ValueError(f"expected (layers, 3) weights, got {tuple(weights.shape)}")
+    return [CHOICES[int(i)] for i in weights.argmax(1)]
+
+
+def layers_to_config(layers: Sequence[str]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``["shared", "src", "tgt"]`` -> ``src={2}``, ``tgt={3}`` (1-based)."""
+    bad = [x for x in layers if x not in CHOICES]
+    if bad:
+        raise ValueError(f"unknown layer choice {bad[0]!r} (one of {', '.join(CHOICES)})")
+    return (tuple(i + 1 for i, x in enumerate(layers) if x == "src"),
+            tuple(i + 1 for i, x in enumerate(layers) if x == "tgt"))
+
+
+_LANG_COPY = re.compile(r"\.langs\.\d+(?=\.)")
+
+
+def dense_name(name: str) -> str:
+    """The dense weight that initialises ``name``: ``encoder.layers.3.langs.7.ffn…`` -> ``encoder.layers.3.ffn…``."""
+    return _LANG_COPY.sub("", name)
+
+
+@torch.no_grad()
+def dense_init(model: nn.Module, dense: Mapping[str, Tensor]) -> int:
+    """Copy ``dense`` (a dense model's state dict) into ``model`` in place (Sec. 3.3); returns the tensors copied.
+
+    Every language's copy of a language-specific module gets the weights of the dense module it replaces;
+    all other weights are copied by name. Raises ``ValueError`` naming a weight the dense model lacks, one
+    whose shape differs or one of the dense model's that has no counterpart (another width, depth or decoder type).
+    """
+    own = model.state_dict(keep_vars=True)
+    unused = sorted(set(dense) - {dense_name(n) for n in own})
+    if unused:
+        raise ValueError(f"dense pre-training: the dense model's {unused[0]!r} has no counterpart here "
+                         f"({len(unused)} unused tensors: another depth or decoder type?)")
+    copied = 0
+    for name, t in own.items():
+        key = dense_name(name)
+        if key not in dense:
+            raise ValueError(f"dense pre-training: the dense model has no {key!r} (for {name!r})")
+        if tuple(dense[key].shape) != tuple(t.shape):
+            raise ValueError(f"dense pre-training: {key!r} is {tuple(dense[key].shape)} in the dense model, "
+                             f"{tuple(t.shape)} here ({name!r})")
+        t.copy_(dense[key])
+        copied += 1
+    return copied

@@ -1,0 +1,23 @@
+"""Stage ``search``: LSL's architecture search, every search of the experiment (lsnmt.search).
+
+    python -m stages.search --experiment default --log logs/default/search.log
+
+Runs resume from ``work/{exp}/search/{name}/seed{s}``; the weights, the selected architectures and Figure 3
+go to ``results/{exp}/search`` (only ``index.json`` when ``experiments.<exp>.search`` is empty), which every
+train job declares as an input (LSL-NAS methods read their layout there).
+"""
+
+from pathlib import Path
+
+from lsnmt.cli import run
+from lsnmt.data import layout
+from lsnmt.search import run_search
+
+
+def main(argv: list[str] | None = None) -> None:
+    run("search", lambda exp: run_search(exp, layout.bin_dir(exp.name), Path("results") / exp.name / "search",
+                                         Path("work") / exp.name / "search"), argv)
+
+
+if __name__ == "__main__":
+    main()
