@@ -31,8 +31,8 @@ from lsnmt.paper_row import LMS_PAPER as _LMS
 from lsnmt.paper_row import PaperRow
 from lsnmt.rows_clm import CLM_ROWS
 from lsnmt.rows_lmsfd import LMSFD_ROWS
-from lsnmt.rows_nerqa import NERQA_ROWS
 from lsnmt.rows_lsl import LSL_ROWS
+from lsnmt.rows_nerqa import NERQA_ROWS
 from models.build import build_transformer
 from models.ls.base import active_parameters
 

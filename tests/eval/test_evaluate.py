@@ -42,7 +42,8 @@ def test_outputs_and_summary(tmp_path: Path) -> None:
     directions = ["de-en", "en-de", "en-fr", "fr-en"]
     assert files == sorted([f"{m}/{d}.json" for m in METHODS for d in directions] +
                            ["summary.json", "summary.md", "figures/tsne-naive-ntrex.png",
-                            "figures/tsne-good-ntrex.png"])
+                            "figures/tsne-naive-ntrex.pdf", "figures/tsne-good-ntrex.png",
+                            "figures/tsne-good-ntrex.pdf"])
     rec = json.loads((out / "naive" / "en-de.json").read_text())
     assert rec["sentences"] == MAX_SENTENCES and rec["scores"]["chrf"]["signature"].startswith("nrefs:1|case:mixed")
     assert rec["offtarget"]["supported"] and rec["offtarget"]["tgt"] == "de"
