@@ -19,6 +19,7 @@ import yaml
 
 from lsnmt.languages import is_known
 from lsnmt.typed import ConfigError, FieldError, build
+from lsnmt.xelm.config import XelmConfig, expert_ids
 
 Split = Literal["train", "valid", "test", "multiway"]
 DirectionSet = Literal["en-centric", "en-xx", "xx-en", "all", "none"]
@@ -336,6 +337,12 @@ class Experiment:
     """Language-specific methods of this experiment: ``{name: {kind: <models.ls.LS_KINDS key>, ...its
     settings}}``, checked by ``Params.load`` and built by ``lsnmt.methods.resolve``; a name listed in the
     top-level ``methods`` is ``naive`` or a key here."""
+    xelm: XelmConfig | None = None
+    """Cross-lingual expert LMs (x-elm, ``lsnmt/xelm/``); ``None``: the experiment runs no x-elm stage."""
+
+    def __post_init__(self) -> None:
+        if self.xelm is not None:
+            self.xelm.check(self.data.languages)
 
 
 def _check_methods(params: Params) -> None:
@@ -353,10 +360,23 @@ class Params:
     """Methods the pipelines train and compare (``naive``: the plain multilingual Transformer); a name is
     ``naive`` or a key of the selected experiment's ``method_cfg``."""
     experiments: dict[str, Experiment]
+    xelm_experts: tuple[str, ...] = ()
+    """x-elm expert jobs of the selected experiment (``lm_expert@<id>``), exactly
+    :func:`lsnmt.xelm.config.expert_ids` of its ``xelm`` section (empty without one): DVC's ``foreach`` and
+    Snakemake iterate over this list."""
+    xelm_targets: tuple[str, ...] = ()
+    """HMR jobs (``lm_hmr@<lang>``): exactly the selected experiment's ``xelm.hmr.targets``."""
 
     def __post_init__(self) -> None:
         if self.experiment not in self.experiments:
             raise FieldError("experiment", f"{self.experiment!r} is not defined under experiments")
+        xelm = self.experiments[self.experiment].xelm
+        expected = ((), ()) if xelm is None else (tuple(expert_ids(xelm)), xelm.hmr.targets)
+        for key, have, want in (("xelm_experts", self.xelm_experts, expected[0]),
+                                ("xelm_targets", self.xelm_targets, expected[1])):
+            if have != want:
+                raise FieldError(key, f"must list the x-elm jobs of experiment {self.experiment!r} in this order: "
+                                 f"{list(want)} (got {list(have)})")
 
     def get(self, name: str | None = None) -> Experiment:
         name = name or self.experiment
