@@ -6,6 +6,8 @@ Datasets come from ``xelm.icl.path`` (downloaded there first with ``xelm.icl.dow
 is absent is recorded as "not run" in ``summary.json`` with what to fetch.
 """
 
+from threadpoolctl import threadpool_limits
+
 from lsnmt.cli import run
 from lsnmt.xelm import layout as xl
 from lsnmt.xelm.icl import run_icl
@@ -15,7 +17,8 @@ from lsnmt.xelm.stage import not_configured
 def _icl(exp) -> None:  # noqa: ANN001
     out = xl.icl_dir(exp.name)
     if not not_configured(exp, out):
-        run_icl(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out)
+        with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
+            run_icl(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,11 +17,11 @@ Outputs (``results/{exp}/xelm/cluster``)::
 from __future__ import annotations
 
 import logging
-import pickle
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from lsnmt.config import Experiment
 from lsnmt.io import atomic_dir, atomic_write, iter_lines, write_json
@@ -73,7 +73,7 @@ def run_tfidf(cfg: XelmConfig, lm_dir: Path, langs: list[str], docs: dict[str, i
             labels[k].append(tfidf.assign(x, centroids[k], tc.assign, tc.assign_chunk))
     (out / "tfidf").mkdir()
     with atomic_write(out / "tfidf" / "embedder.pkl", "wb", encoding=None) as fh:
-        pickle.dump(emb, fh)
+        tfidf.dump_embedder(emb, fh)
     sizes = np.concatenate([doc_sizes(lm_dir, "train", lang) for lang in langs])
     lang_of = np.repeat(np.arange(len(langs)), [docs[x] for x in langs])
     summary = {}
@@ -142,7 +142,7 @@ def cluster(exp: Experiment, lm_dir: Path, out: Path) -> dict:
     meta = load_meta(lm_dir)
     langs, targets = list(meta["languages"]), list(meta["targets"])
     docs = {x: int(meta["docs"]["train"][x]) for x in langs}
-    with atomic_dir(out) as tmp:
+    with atomic_dir(out) as tmp, threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
         write_json(tmp / "docs.json", {"languages": langs, "docs": docs})
         tf = run_tfidf(exp.xelm, lm_dir, langs, docs, tmp)
         ty = run_typology(exp.xelm, langs, targets, tmp)

@@ -189,14 +189,18 @@ class HMRConfig(LMTrainConfig):
     the paper does not give the HMR budget)*.
     """
 
-    updates: int = 1
-    batch_tokens: int = 1
+    updates: int = 0
+    batch_tokens: int = 0
     lr: float = 1.5e-4
     targets: tuple[str, ...] = ()
     """New languages, unseen by the seed and the experts (x-elm Sec. 6.3: az, he, pl, sv)."""
     donors: dict[str, str] = field(default_factory=dict)
     """target -> donor; a target not listed gets the seen language nearest by the typology distance (x-elm
     Sec. 6.3 "assigned with the language similarity metric used for typological clustering")."""
+
+    def __post_init__(self) -> None:
+        if self.targets:  # the budget is needed only when there is something to adapt to
+            super().__post_init__()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import heapq
 import math
+import pickle
+from typing import BinaryIO
 
 import numpy as np
 from sklearn.cluster import kmeans_plusplus
@@ -53,6 +55,8 @@ def build_embedder(cfg: TfidfConfig, n_docs: int) -> Pipeline:
 
 
 def fit_embedder(cfg: TfidfConfig, docs: list[str]) -> Pipeline:
+    """The embedder fitted on ``docs`` (with one BLAS thread, as the cluster stage runs it, the floats are the
+    same run after run)."""
     emb = build_embedder(cfg, len(docs))
     emb.fit(docs)
     n_vocab = len(emb.named_steps["tfidf"].vocabulary_)
@@ -60,6 +64,15 @@ def fit_embedder(cfg: TfidfConfig, docs: list[str]) -> Pipeline:
         emb.set_params(svd__n_components=max(1, n_vocab - 1))
         emb.fit(docs)
     return emb
+
+
+def dump_embedder(emb: Pipeline, fh: BinaryIO) -> None:
+    """Pickle ``emb`` with stable bytes: without the vectorizer's ``stop_words_`` set (introspection only,
+    pickled in hash order) and its stop-word cache key (a memory address)."""
+    vec = emb.named_steps["tfidf"]
+    vec.stop_words_ = None
+    vec.__dict__.pop("_stop_words_id", None)
+    pickle.dump(emb, fh)
 
 
 def embed(emb: Pipeline, texts: list[str]) -> np.ndarray:
