@@ -21,6 +21,11 @@ EVAL_CODE = sorted(glob("lsnmt/eval/*.py"))
 REPORT_CODE = sorted(glob("lsnmt/report/**/*.py", recursive=True))
 TASK_CODE = sorted(glob("lsnmt/tasks/*.py"))
 TASKS, TASK_METHODS = config.get("tasks", []), config.get("task_methods", [])
+XELM_CODE = sorted(glob("lsnmt/xelm/*.py")) + ["models/lm.py", "models/layers.py", "models/attention.py",
+                                               "models/embedding.py", "lsnmt/data/spm.py", "lsnmt/data/shards.py"]
+# x-elm jobs of the selected experiment (params.yaml checks them against its `xelm` section)
+XELM_EXPERTS = config["xelm_experts"]
+XELM_TARGETS = config["xelm_targets"]
 
 
 def section(name):
@@ -30,10 +35,23 @@ def section(name):
 localrules: all, download, params, report, task_eval
 
 
+wildcard_constraints:
+    exp="[^/]+",
+    expert="[^/]+",
+    target="[^/]+",
+
+
+def xelm_main_k(exp):
+    return EXPERIMENTS[exp]["xelm"]["experts"]["main_k"]
+
+
 rule all:
     input:
-        expand("results/{exp}/evaluate", exp=EXP),
+        # translation: experiments with training directions; x-elm: experiments with an `xelm` section
+        expand("results/{exp}/evaluate", exp=EXP)
+        if EXPERIMENTS[EXP]["data"].get("train_directions", "en-centric") != "none" else [],
         expand("results/{exp}/task_eval", exp=EXP),
+        expand("results/{exp}/xelm/{out}", exp=EXP, out=["eval", "icl"]) if EXPERIMENTS[EXP].get("xelm") else [],
         "reports/params.csv",
         "reports/README.md",
 
@@ -230,9 +248,139 @@ rule params:
         "python -m stages.params --log {log}"
 
 
+rule lm_data:
+    input:
+        "data/{exp}/prepared", "data/{exp}/spm", "stages/lm_data.py", XELM_CODE, DATA_CODE,
+    output:
+        directory("data/{exp}/lm"),
+    params:
+        xelm=section("xelm"), spm=section("spm"),
+    log:
+        "logs/{exp}/xelm/lm_data.log",
+    shell:
+        "python -m stages.lm_data --experiment {wildcards.exp} --log {log}"
+
+
+rule cluster:
+    input:
+        "data/{exp}/lm", "stages/cluster.py", XELM_CODE, DATA_CODE,
+    output:
+        directory("results/{exp}/xelm/cluster"),
+    params:
+        xelm=section("xelm"),
+    log:
+        "logs/{exp}/xelm/cluster.log",
+    shell:
+        "python -m stages.cluster --experiment {wildcards.exp} --log {log}"
+
+
+rule lm_seed:
+    input:
+        "data/{exp}/lm", "stages/lm_seed.py", XELM_CODE, TRAIN_CODE, DATA_CODE,
+    output:
+        directory("results/{exp}/xelm/seed"),
+    params:
+        xelm=section("xelm"),
+    log:
+        "logs/{exp}/xelm/lm_seed.log",
+    resources:
+        gpu=1,
+    shell:
+        "python -m stages.lm_seed --experiment {wildcards.exp} --log {log}"
+
+
+rule lm_expert:
+    input:
+        "data/{exp}/lm", "results/{exp}/xelm/cluster", "results/{exp}/xelm/seed", "stages/lm_expert.py", XELM_CODE,
+        TRAIN_CODE, DATA_CODE,
+    output:
+        directory("results/{exp}/xelm/experts/{expert}"),
+    params:
+        xelm=section("xelm"),
+    log:
+        "logs/{exp}/xelm/lm_expert/{expert}.log",
+    resources:
+        gpu=1,
+    shell:
+        "python -m stages.lm_expert --experiment {wildcards.exp} --expert {wildcards.expert} --log {log}"
+
+
+rule lm_hmr:
+    input:
+        "data/{exp}/lm", "results/{exp}/xelm/cluster",
+        # the donor's typology expert is one of the main_k ones (which one: cluster/donors.json)
+        lambda w: expand("results/{exp}/xelm/experts/typology-k{k}-e{e}", exp=w.exp, k=xelm_main_k(w.exp),
+                         e=range(xelm_main_k(w.exp))),
+        "stages/lm_hmr.py", XELM_CODE, TRAIN_CODE, DATA_CODE,
+    output:
+        directory("results/{exp}/xelm/hmr/{target}"),
+    params:
+        xelm=section("xelm"),
+    log:
+        "logs/{exp}/xelm/lm_hmr/{target}.log",
+    resources:
+        gpu=1,
+    shell:
+        "python -m stages.lm_hmr --experiment {wildcards.exp} --target {wildcards.target} --log {log}"
+
+
+rule lm_lapt:
+    input:
+        "data/{exp}/lm", "results/{exp}/xelm/cluster", "results/{exp}/xelm/experts/dense-k1-e0", "stages/lm_lapt.py",
+        XELM_CODE, TRAIN_CODE, DATA_CODE,
+    output:
+        directory("results/{exp}/xelm/lapt"),
+    params:
+        xelm=section("xelm"),
+    log:
+        "logs/{exp}/xelm/lm_lapt.log",
+    resources:
+        gpu=1,
+    shell:
+        "python -m stages.lm_lapt --experiment {wildcards.exp} --log {log}"
+
+
+rule lm_eval:
+    input:
+        "data/{exp}/lm", "results/{exp}/xelm/cluster", "results/{exp}/xelm/seed",
+        expand("results/{{exp}}/xelm/experts/{expert}", expert=XELM_EXPERTS),
+        expand("results/{{exp}}/xelm/hmr/{target}", target=XELM_TARGETS),
+        "results/{exp}/xelm/lapt", "stages/lm_eval.py", XELM_CODE, DATA_CODE,
+    output:
+        directory("results/{exp}/xelm/eval"),
+    params:
+        xelm=section("xelm"),
+    log:
+        "logs/{exp}/xelm/lm_eval.log",
+    resources:
+        gpu=1,
+    shell:
+        "python -m stages.lm_eval --experiment {wildcards.exp} --log {log}"
+
+
+rule lm_icl:
+    input:
+        "data/{exp}/lm", "results/{exp}/xelm/cluster", "results/{exp}/xelm/seed",
+        expand("results/{{exp}}/xelm/experts/{expert}", expert=XELM_EXPERTS),
+        "stages/lm_icl.py", XELM_CODE, DATA_CODE,
+    output:
+        directory("results/{exp}/xelm/icl"),
+    params:
+        xelm=section("xelm"),
+    log:
+        "logs/{exp}/xelm/lm_icl.log",
+    resources:
+        gpu=1,
+    shell:
+        "python -m stages.lm_icl --experiment {wildcards.exp} --log {log}"
+
+
 rule report:
     input:
-        expand("results/{exp}/evaluate", exp=EXP), expand("data/{exp}/prepared", exp=EXP), "reports/params.csv",
+        expand("results/{exp}/evaluate", exp=EXP)
+        if EXPERIMENTS[EXP]["data"].get("train_directions", "en-centric") != "none" else [],
+        expand("results/{exp}/xelm/{out}", exp=EXP, out=["eval", "icl"]) if EXPERIMENTS[EXP].get("xelm") else [],
+        expand("results/{exp}/search", exp=EXP), expand("data/{exp}/prepared", exp=EXP), "reports/params.csv",
         expand("results/{exp}/task_eval", exp=EXP), "reports/paper", "stages/report.py",
         REPORT_CODE, DATA_CODE,
     output:

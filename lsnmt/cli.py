@@ -95,3 +95,16 @@ def run_tasks(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: AN
                       method, exp.name)
             raise SystemExit(2)
     guarded(name, lambda: fn(exp, params.tasks, params.task_methods))
+
+
+def run_keyed(name: str, key: str, allowed: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
+    """Run ``fn(exp, value)`` for a stage keyed by one identity argument ``--<key>`` whose value must be listed
+    in params.yaml's top-level list ``allowed`` (e.g. ``--expert`` in ``xelm_experts``)."""
+    args, exp = stage_args(name, argv, **{key: f"one of params.yaml `{allowed}`"})
+    value = getattr(args, key)
+    listed = getattr(Params.load(args.params), allowed)
+    if value not in listed:
+        logging.getLogger(f"stages.{name}").error("%s %r is not listed in %s `%s` %s", key, value, args.params,
+                                                  allowed, list(listed))
+        raise SystemExit(2)
+    guarded(name, lambda: fn(exp, value))

@@ -20,6 +20,7 @@ import yaml
 from lsnmt.languages import is_known
 from lsnmt.tasks.config import TaskConfig
 from lsnmt.typed import ConfigError, FieldError, build
+from lsnmt.xelm.config import XelmConfig, expert_ids
 
 Split = Literal["train", "valid", "test", "multiway"]
 DirectionSet = Literal["en-centric", "en-xx", "xx-en", "all", "en-centric+groups", "none"]
@@ -363,6 +364,12 @@ class Experiment:
     search: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Architecture searches the ``search`` stage runs (LSL Sec. 3.2): ``{name: {…models.ls.lsl.LSLSearchConfig
     settings}}``; an LSL method with ``architecture: <name>`` trains the architecture that search selects."""
+    xelm: XelmConfig | None = None
+    """Cross-lingual expert LMs (x-elm, ``lsnmt/xelm/``); ``None``: the experiment runs no x-elm stage."""
+
+    def __post_init__(self) -> None:
+        if self.xelm is not None:
+            self.xelm.check(self.data.languages)
 
 
 def _check_methods(params: Params) -> None:
@@ -385,10 +392,23 @@ class Params:
     ``task_eval``); empty: none."""
     task_methods: tuple[str, ...] = ("naive",)
     """Methods every task trains: ``naive`` or a key of the experiment's ``task_method_cfg``."""
+    xelm_experts: tuple[str, ...] = ()
+    """x-elm expert jobs of the selected experiment (``lm_expert@<id>``), exactly
+    :func:`lsnmt.xelm.config.expert_ids` of its ``xelm`` section (empty without one): DVC's ``foreach`` and
+    Snakemake iterate over this list."""
+    xelm_targets: tuple[str, ...] = ()
+    """HMR jobs (``lm_hmr@<lang>``): exactly the selected experiment's ``xelm.hmr.targets``."""
 
     def __post_init__(self) -> None:
         if self.experiment not in self.experiments:
             raise FieldError("experiment", f"{self.experiment!r} is not defined under experiments")
+        xelm = self.experiments[self.experiment].xelm
+        expected = ((), ()) if xelm is None else (tuple(expert_ids(xelm)), xelm.hmr.targets)
+        for key, have, want in (("xelm_experts", self.xelm_experts, expected[0]),
+                                ("xelm_targets", self.xelm_targets, expected[1])):
+            if have != want:
+                raise FieldError(key, f"must list the x-elm jobs of experiment {self.experiment!r} in this order: "
+                                 f"{list(want)} (got {list(have)})")
 
     def get(self, name: str | None = None) -> Experiment:
         name = name or self.experiment

@@ -5,6 +5,8 @@
 ``experiments.default.data.languages[3]: 'xx' is not a known language code``.
 Dataclasses may define ``__post_init__`` that raises :class:`FieldError`
 (a message about one of their own fields); ``build`` prefixes it with the path.
+An optional section (``Section | None``) given as an empty mapping ``{}`` is
+absent (``None``), so that every experiment can list every section DVC tracks.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def build(tp: Any, data: Any, path: str) -> Any:
         return data
     if origin in (Union, types.UnionType):
         args = get_args(tp)
-        if data is None and type(None) in args:
+        if type(None) in args and (data is None or (data == {} and any(dataclasses.is_dataclass(a) for a in args))):
             return None
         errors = []
         for arg in (a for a in args if a is not type(None)):

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from models.attention import KVCache
@@ -25,7 +27,10 @@ from models.linear import Linear, LinearFactory
 
 
 class FeedForward(nn.Module):
-    """``FFN(x) = W_2 dropout_act(ReLU(W_1 x + b_1)) + b_2`` (Vaswani et al. 2017, eq. 2).
+    """``FFN(x) = W_2 dropout_act(act(W_1 x + b_1)) + b_2`` (Vaswani et al. 2017, eq. 2).
+
+    ``act`` is ReLU (Vaswani et al., fairseq's default) or GELU (Hendrycks and Gimpel 2016; XGLM, the x-elm
+    seed, uses it).
 
     Initialisation: ``xavier_uniform`` weights and zero biases (fairseq's ``Linear``
     helper used by ``TransformerEncoderLayer`` up to fairseq 0.9; later versions
@@ -35,8 +40,9 @@ class FeedForward(nn.Module):
     """
 
     def __init__(self, embed_dim: int, ffn_dim: int, activation_dropout: float = 0.0,
-                 linear: LinearFactory = Linear) -> None:
+                 linear: LinearFactory = Linear, activation: Literal["relu", "gelu"] = "relu") -> None:
         super().__init__()
+        self.act = F.gelu if activation == "gelu" else F.relu
         self.fc1 = linear(embed_dim, ffn_dim)
         self.fc2 = linear(ffn_dim, embed_dim)
         self.activation_dropout = nn.Dropout(activation_dropout)
@@ -46,7 +52,7 @@ class FeedForward(nn.Module):
 
     def forward(self, x: Tensor, langs: LangContext) -> Tensor:
         """``(B, T, D)`` -> ``(B, T, D)``; ``langs`` reaches ``fc1``/``fc2`` (unused by shared ones)."""
-        return self.fc2(self.activation_dropout(self.fc1(x, langs).relu()), langs)
+        return self.fc2(self.activation_dropout(self.act(self.fc1(x, langs))), langs)
 
     def aux_loss(self) -> Tensor | None:
         return None
@@ -69,11 +75,16 @@ class Residual(nn.Module):
 
 
 class EncoderLayer(nn.Module):
-    """Self-attention block then feed-forward block (fairseq ``TransformerEncoderLayer``)."""
+    """Self-attention block then feed-forward block (fairseq ``TransformerEncoderLayer``).
+
+    With ``causal=True`` position i attends to positions <= i only: the layer of a decoder-only LM (GPT,
+    XGLM; ``models/lm.py``), a decoder layer without encoder attention.
+    """
 
     def __init__(self, attn: nn.Module, ffn: nn.Module, *, embed_dim: int, dropout: float,
-                 normalize_before: bool) -> None:
+                 normalize_before: bool, causal: bool = False) -> None:
         super().__init__()
+        self.causal = causal
         self.self_attn = attn
         self.ffn = ffn
         self.self_attn_block = Residual(embed_dim, dropout, normalize_before)
@@ -81,7 +92,8 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: Tensor, langs: LangContext, padding_mask: Tensor | None) -> Tensor:
         """``x (B, S, D)``, ``padding_mask (B, S)`` True at pads -> ``(B, S, D)``."""
-        x = self.self_attn_block(x, lambda h: self.self_attn(h, langs, key_padding_mask=padding_mask))
+        x = self.self_attn_block(x, lambda h: self.self_attn(h, langs, key_padding_mask=padding_mask,
+                                                             causal=self.causal))
         return self.ffn_block(x, lambda h: self.ffn(h, langs))
 
 

@@ -17,7 +17,8 @@ import pytest
 from .conftest import ROOT, copy_repo, venv_env
 
 STAGES = ("data/{exp}/raw", "data/{exp}/prepared", "data/{exp}/sampled", "data/{exp}/spm", "data/{exp}/bin",
-          "results/{exp}/search", "results/{exp}/translate/naive", "results/{exp}/evaluate", "reports")
+          "results/{exp}/search", "results/{exp}/translate/naive", "results/{exp}/evaluate", "reports", "data/{exp}/lm",
+          "results/{exp}/xelm/eval", "results/{exp}/xelm/icl")
 
 
 def _run(cmd: list[str], cwd: Path) -> str:
@@ -51,6 +52,7 @@ def _check_same_outputs(a: Path, b: Path, exp: str) -> None:
         assert not mismatch and not errors, f"{stage}: {mismatch or errors} differ between Snakemake and DVC"
 
 
+@pytest.mark.timeout(1800)  # translation and x-elm, twice: about 14 minutes on a busy 2-core machine
 def test_tiny_pipeline_snakemake_and_dvc(tmp_path: Path) -> None:
     smk, dvc, again = _both_front_ends(tmp_path, ROOT / "tests" / "fixtures" / "params.tiny.yaml", "tiny")
     _check_same_outputs(smk, dvc, "tiny")
@@ -89,6 +91,25 @@ def test_tiny_pipeline_snakemake_and_dvc(tmp_path: Path) -> None:
         assert model["config"]["method"]["cfg"]["src"] == arch["src"]
         assert model["config"]["method"]["cfg"]["tgt"] == arch["tgt"]
         assert (repo / "results/tiny/translate/lsl_nas/de-en.hyp").is_file()
+    _check_xelm(smk / "results" / "tiny" / "xelm")
+
+
+def _check_xelm(out: Path) -> None:
+    """The x-elm part of the tiny experiment: every table and figure file, HMR, ICL on the format fixtures."""
+    table1 = [line.split("\t") for line in (out / "eval" / "table1.tsv").read_text().splitlines()]
+    assert table1[0] == ["lang", "seed", "dense", "tfidf_top1", "tfidf_ens", "typology"]
+    assert [r[0] for r in table1[1:]] == ["en", "de", "avg"] and all(float(x) > 1 for r in table1[1:] for x in r[1:])
+    table2 = (out / "eval" / "table2.tsv").read_text().splitlines()
+    assert table2[1].startswith("target\tsw\tsw\t") and table2[2].split("\t")[:3] == ["donor", "de", "sw"]
+    for name in ("ppl", "table8", "figure3", "figure4", "forgetting"):
+        assert len((out / "eval" / f"{name}.tsv").read_text().splitlines()) > 2, name
+    hierarchy = json.loads((out / "cluster" / "typology" / "hierarchy.json").read_text())
+    assert [r["k"] for r in hierarchy["rounds"]] == [2, 1]
+    assert json.loads((out / "hmr" / "sw" / "data.json").read_text())["init"].endswith("typology-k2-e1/model.pt")
+    icl = json.loads((out / "icl" / "summary.json").read_text())
+    assert icl["status"] == {"xnli": "ok", "xstorycloze": "ok", "pawsx": "ok"}
+    assert set(icl["table3"]) == {"xnli@0", "xnli@2", "xstorycloze@0", "xstorycloze@2", "pawsx@0", "pawsx@2"}
+    assert "typology_en" in icl["table3"]["xnli@2"] and "tfidf_ens" in icl["table3"]["pawsx@0"]
 
 
 @pytest.mark.slow

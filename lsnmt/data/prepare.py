@@ -16,6 +16,12 @@ valid, test and multi-way splits are never filtered or normalised (scores are
 computed against the references as released); their sources only get tags.
 Counts of kept and dropped lines per direction, corpus and reason go to
 ``report.json``.
+
+Monolingual corpora (sources whose kind is ``monolingual``, e.g. mC4 for x-elm)
+go to ``mono/{split}/{corpus}.{lang}``, one document per line: training
+documents are normalised, dropped when ``empty`` (shorter than ``min_chars``) or
+``duplicate``; the length filters are for sentence pairs and do not apply to
+documents. Their valid / test documents are copied as released.
 """
 
 from __future__ import annotations
@@ -170,6 +176,51 @@ def prepare_multiway(exp: Experiment, raw: Path, out: Path) -> dict:
     return counts
 
 
+def _mono_train(src: Path, dst: Path, cfg: PrepareConfig) -> dict:
+    seen: set[bytes] = set()
+    dropped: Counter[str] = Counter()
+    repaired, n_in, n_kept = [0], 0, 0
+    with open(dst, "w", encoding="utf-8", newline="\n") as fo:
+        for line in iter_lines(src, errors=cfg.invalid_utf8, counter=repaired):
+            n_in += 1
+            line = normalize(line, cfg.normalization)
+            key = hashlib.blake2b(line.encode(), digest_size=8).digest()
+            reason = "empty" if len(line) < cfg.min_chars else "duplicate" if cfg.dedup and key in seen else None
+            if reason:
+                dropped[reason] += 1
+                continue
+            seen.add(key)
+            n_kept += 1
+            fo.write(line + "\n")
+    return {"input": n_in, "kept": n_kept, "dropped": dict(sorted(dropped.items())), "utf8_replaced": repaired[0]}
+
+
+def prepare_monolingual(exp: Experiment, raw: Path, out: Path) -> dict:
+    """Documents of the monolingual corpora into ``mono/{split}/{corpus}.{lang}``; return their counts."""
+    from lsnmt.data.sources import SOURCES  # lazy: the catalogue imports every source module
+
+    counts: dict = {}
+    for src in exp.data.sources:
+        if src.kind not in SOURCES or not SOURCES[src.kind].monolingual:
+            continue
+        for split in (s for s in src.splits if s != "multiway"):
+            for lang in src.languages or exp.data.languages:
+                f = layout.multiway(raw, split, src.name, lang)
+                if not f.exists():
+                    raise DataError(f"{f}: monolingual corpus {src.name!r} has no {split} file for {lang!r}")
+                dst = out / "mono" / split / f"{src.name}.{lang}"
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                if split == "train":
+                    c = _mono_train(f, dst, exp.prepare)
+                else:
+                    with open(dst, "w", encoding="utf-8", newline="\n") as fo:
+                        n = sum(fo.write(x + "\n") > 0 for x in iter_lines(f, errors=exp.prepare.invalid_utf8))
+                    c = {"input": n, "kept": n}
+                counts.setdefault(split, {}).setdefault(src.name, {})[lang] = c
+                log.info("mono %s %s %s: kept %d of %d", split, src.name, lang, c["kept"], c["input"])
+    return counts
+
+
 def prepare(exp: Experiment, raw: Path, out: Path) -> dict:
     """Run the whole stage into ``out`` atomically; return the report (also written to report.json)."""
     with atomic_dir(out) as tmp:
@@ -178,5 +229,6 @@ def prepare(exp: Experiment, raw: Path, out: Path) -> dict:
             if exp.data.eval_pairs:
                 report[split] = prepare_eval(exp, raw, tmp, split)
         report["multiway"] = prepare_multiway(exp, raw, tmp)
+        report["mono"] = prepare_monolingual(exp, raw, tmp)
         write_json(tmp / "report.json", report)
     return report

@@ -118,7 +118,18 @@ def plan(exp: Experiment, prepared: Path) -> dict:
 
 
 def sample(exp: Experiment, prepared: Path, out: Path) -> dict:
-    """Write the sampled epoch ``train/{src}-{tgt}.{src,tgt}`` and ``sampling.json`` atomically."""
+    """Write the sampled epoch ``train/{src}-{tgt}.{src,tgt}`` and ``sampling.json`` atomically.
+
+    An experiment without training directions (``train_directions: none``, e.g. x-elm's monolingual mC4)
+    gets an empty epoch and says so in ``sampling.json``.
+    """
+    if not exp.data.train_pairs:
+        log.info("sample: experiment %r has no training directions, nothing to sample", exp.name)
+        with atomic_dir(out) as tmp:
+            (tmp / "train").mkdir()
+            write_json(tmp / "sampling.json", {"temperature": exp.sample.temperature, "directions": {},
+                                               "note": "no training directions (data.train_directions: none)"})
+        return {}
     stats = plan(exp, prepared)
     with atomic_dir(out) as tmp:
         (tmp / "train").mkdir()

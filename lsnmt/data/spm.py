@@ -39,7 +39,8 @@ def language_texts(exp: Experiment, prepared: Path) -> dict[str, list[tuple[Path
     """For each language, its training files and how to strip tags from their lines.
 
     Both directions of a pair hold the same text, so each (pair, corpus, language)
-    is read once, from the untagged target side where there is one.
+    is read once, from the untagged target side where there is one. Monolingual
+    training documents (``mono/train/{corpus}.{lang}``, e.g. mC4) count too.
     """
     files: dict[tuple, tuple[Path, tuple]] = {}
     for s, t in sorted(exp.data.train_pairs, key=lambda d: d[0] == exp.data.pivot):
@@ -50,6 +51,10 @@ def language_texts(exp: Experiment, prepared: Path) -> dict[str, list[tuple[Path
                 pair = frozenset((s, t))
                 files[(pair, src.name, t)] = (d / f"{src.name}.tgt", ([], [], None))
                 files.setdefault((pair, src.name, s), (d / f"{src.name}.src", (pre, suf, src.tag)))
+    for src in exp.data.sources:
+        for lang in exp.data.languages:
+            if (mono := prepared / "mono" / "train" / f"{src.name}.{lang}").exists():
+                files[(frozenset((lang,)), src.name, lang)] = (mono, ([], [], None))
     texts: dict[str, list[tuple[Path, tuple]]] = defaultdict(list)
     for (_pair, _corpus, lang), entry in sorted(files.items(), key=lambda kv: str(kv[1][0])):
         texts[lang].append(entry)

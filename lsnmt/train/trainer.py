@@ -83,7 +83,7 @@ def _config(exp: Experiment, vocab: Vocab, fp: str, method: Mapping[str, Any] | 
     return config
 
 
-def _prepare_work_dir(work_dir: Path, config: dict[str, Any]) -> None:
+def prepare_work_dir(work_dir: Path, config: dict[str, Any]) -> None:
     """Move a work dir of another configuration aside; record this one's config (rank 0)."""
     path = work_dir / "config.json"
     if work_dir.is_dir() and any(work_dir.iterdir()):
@@ -242,7 +242,7 @@ def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
         run, plan = _setup(exp, bin_dir, dist, model_factory, criterion)
         config = _config(exp, run.vocab, fingerprint(exp, bin_dir, method), method)
         if dist.is_main:
-            _prepare_work_dir(work_dir, config)
+            prepare_work_dir(work_dir, config)
         dist.barrier()
         resumed = _resume(run, work_dir / "last.pt")
         if dist.world_size > 1 and criterion is None:

@@ -1,0 +1,310 @@
+"""The ``xelm:`` section of an experiment: x-elm's decoder-only LM, budgets, clustering, ensembles, HMR, ICL.
+
+Every field names the paper's section or table it follows; where the paper is silent the choice is marked
+*(choice)* and explained. The expert jobs of an experiment are enumerated by :func:`expert_ids`; params.yaml's
+top-level ``xelm_experts`` / ``xelm_targets`` lists (what DVC's ``foreach`` and Snakemake iterate over) must
+equal them (``lsnmt.config.Params.load`` checks).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from lsnmt.typed import FieldError
+
+ALLOCATIONS = ("tfidf", "typology")
+"""x-elm Sec. 3.2: balanced TF-IDF clustering of documents, linguistic typology clustering of languages."""
+DENSE = "dense-k1-e0"
+"""The k = 1 dense baseline (Sec. 5.3): trained like an expert on all the data with the whole budget."""
+_ID = re.compile(r"^(dense|tfidf|typology)-k(\d+)-e(\d+)$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LMConfig:
+    """Decoder-only Transformer LM (``models/lm.py``); paper scale is XGLM-1.7B (Lin et al. 2022; x-elm Sec. 5.2)."""
+
+    embed_dim: int
+    ffn_dim: int
+    heads: int
+    layers: int
+    dropout: float = 0.1
+    attention_dropout: float = 0.0
+    activation_dropout: float = 0.0
+    activation: Literal["relu", "gelu"] = "gelu"
+    """XGLM uses GELU."""
+    normalize_before: bool = True
+    """Pre-norm with a final LayerNorm, as XGLM / GPT."""
+    block_size: int = 2048
+    """Tokens per training sample (x-elm App. A.1: sequence length 2048); also the longest scored window."""
+
+    def __post_init__(self) -> None:
+        if self.embed_dim % self.heads:
+            raise FieldError("heads", f"embed_dim {self.embed_dim} is not divisible by heads {self.heads}")
+        if self.block_size < 2:
+            raise FieldError("block_size", f"must be >= 2, got {self.block_size}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LMDataConfig:
+    """What the ``lm_data`` stage keeps of each language's monolingual text."""
+
+    valid_docs: int = 5000
+    """Perplexity on the first N validation documents of each language (x-elm Sec. 5.4: 5,000)."""
+    max_train_docs: int | None = None
+    """Keep at most the first N training documents per language (``None``: all)."""
+    dedup: bool = True
+    """*(choice)* Drop repeated training documents of a language (the default's English side repeats across
+    Tatoeba pairs)."""
+    vocab_size: int | None = None
+    """``None``: tokenise with the experiment's shared sentencepiece model (``data/{exp}/spm``; x-elm keeps
+    XGLM's). A size: ``lm_data`` trains an LM tokenizer of that size (the ``spm`` stage's recipe and settings,
+    ``spm_sentences`` per language), e.g. a small vocabulary whose softmax a CPU can afford."""
+    spm_sentences: int = 20_000
+    """Balanced sample per language for the LM tokenizer (with ``vocab_size``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LMTrainConfig:
+    """One training run of the LM (seed, expert, HMR expert, dense LAPT): AdamW and a learning-rate schedule."""
+
+    updates: int
+    """Optimizer updates (x-elm Table 4: 20,000 for the 10.5B-token budget, 40,000 for 21B)."""
+    batch_tokens: int
+    """Tokens per update of a k = 1 model; an expert of a k-expert set gets ``batch_tokens / k`` so that every
+    set sees the same total tokens in the same number of updates (x-elm Table 4 / App. A.1)."""
+    lr: float
+    """Peak learning rate (x-elm App. A.1: 1.5e-4)."""
+    schedule: Literal["linear", "inverse_sqrt", "constant"] = "linear"
+    """x-elm App. A.1: linear decay (to ``end_lr`` at the last update, after the warm-up)."""
+    warmup_updates: int = 0
+    """*(choice)* x-elm states no warm-up for continued training; a model trained from scratch needs one."""
+    warmup_init_lr: float = 0.0
+    end_lr: float = 0.0
+    adam_betas: tuple[float, ...] = (0.9, 0.98)
+    """XGLM's Adam betas (Lin et al. 2022)."""
+    adam_eps: float = 1e-8
+    weight_decay: float = 0.01
+    clip_norm: float = 1.0
+    max_tokens: int | None = None
+    """Tokens per forward pass, the update accumulated over several (``None``: the whole update at once)."""
+    precision: Literal["fp32", "bf16"] = "fp32"
+    """Autocast dtype on GPU (CPU always runs fp32)."""
+    seed: int = 1
+    log_every: int = 10
+    save_every: int = 100
+    """Resumable checkpoint every N updates (``work/{exp}/xelm/ckpt/{job}``)."""
+
+    def __post_init__(self) -> None:
+        for name in ("updates", "batch_tokens"):
+            if getattr(self, name) < 1:
+                raise FieldError(name, f"must be >= 1, got {getattr(self, name)}")
+        if len(self.adam_betas) != 2:
+            raise FieldError("adam_betas", f"expected two values, got {list(self.adam_betas)}")
+        if self.schedule == "inverse_sqrt" and self.warmup_updates < 1:
+            raise FieldError("warmup_updates", "inverse_sqrt needs warmup_updates >= 1")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExpertsConfig(LMTrainConfig):
+    """x-BTM (Sec. 3.1): k experts branched from the seed, each trained on one cluster, per k and allocation."""
+
+    k: tuple[int, ...] = (4, 8, 16)
+    """Expert counts trained for both allocations (x-elm Fig. 3: k in {1, 4, 8, 16}; k = 1 is ``dense``)."""
+    main_k: int = 8
+    """The k of Tables 1, 2, 8 and of the HMR donors (x-elm Sec. 6.1: k = 8 is best)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for i, k in enumerate(self.k):
+            if k < 2:
+                raise FieldError(f"k[{i}]", f"expert counts must be >= 2 (k = 1 is the dense baseline), got {k}")
+        if len(set(self.k)) != len(self.k):
+            raise FieldError("k", "duplicate expert counts")
+        if self.main_k not in self.k:
+            raise FieldError("main_k", f"{self.main_k} is not one of k {list(self.k)}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TfidfConfig:
+    """Balanced TF-IDF k-means (x-elm Sec. 3.2, after c-BTM, Gururangan et al. 2023)."""
+
+    max_features: int = 500_000
+    """Word-level TF-IDF vocabulary (c-BTM / x-elm's clusterer: 500K)."""
+    svd_dim: int = 100
+    """Truncated SVD dimension before L2 normalisation (c-BTM: 100)."""
+    number_normalizer: bool = True
+    """Map every token that starts with a digit to ``#NUMBER`` (x-elm's clusterer)."""
+    stop_words: Literal["none", "english"] = "none"
+    """x-elm removes spaCy stop words of 15 languages; spaCy is not a dependency here, so none are removed by
+    default (``english``: scikit-learn's list)."""
+    fit_docs: int = 100_000
+    """Documents (a seeded sample) the vectorizer, the SVD and the k-means centroids are fitted on."""
+    iterations: int = 20
+    """Lloyd iterations at most (c-BTM: ``iter_limit=20``); stops early when the assignment is stable."""
+    assign: Literal["balanced", "nearest"] = "balanced"
+    """How every training document gets its cluster: a balanced assignment (equal cluster sizes, exact min-cost
+    transport per chunk) or the nearest centroid."""
+    assign_chunk: int = 50_000
+    """Documents per balanced-assignment problem (c-BTM balances batches of 50,000)."""
+    seed: int = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class TypologyConfig:
+    """Linguistic typology clustering with lang2vec / URIEL (x-elm Sec. 3.2, Fig. 2)."""
+
+    feature_set: str = "syntax_average"
+    """lang2vec feature set(s) (``+`` concatenates, ``|`` unites); x-elm's released clustering uses
+    ``syntax_average``."""
+    minimal: bool = True
+    """Drop features that are constant over the languages (lang2vec ``minimal=True``, as x-elm's code)."""
+    linkage: Literal["centroid", "single"] = "centroid"
+    """Distance between two clusters: between their centroids (x-elm Sec. 3.2's words) or the minimum over
+    their members (x-elm's released ``lang_clustering.py``); both give the same 16-language pairs at k = 8."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnsembleConfig:
+    """TF-IDF expert ensembles (x-elm Sec. 3.3): alpha_e ∝ exp(-dist(x_<t, c_e)^2 / T), top-m sparsification."""
+
+    temperature: float = 0.1
+    """T (c-BTM's evaluation default, also x-elm's)."""
+    top_m: tuple[int, ...] = (2, 4)
+    """Sparse ensembles evaluated besides the full one at ``main_k`` (x-elm Table 8: m = 2, 4 of 8)."""
+
+    def __post_init__(self) -> None:
+        if self.temperature <= 0:
+            raise FieldError("temperature", f"must be > 0, got {self.temperature}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class HMRConfig(LMTrainConfig):
+    """Hierarchical multi-round training for new languages (x-elm Sec. 4, 6.3) and its dense LAPT baseline.
+
+    One HMR expert per target, branched from the ``main_k`` typology expert of the target's donor and trained on
+    donor + target text with ``batch_tokens / len(targets)`` per update; dense LAPT continues the k = 1 dense
+    model on all targets and donors with ``batch_tokens`` per update, so both use the same compute *(choice:
+    the paper does not give the HMR budget)*.
+    """
+
+    updates: int = 0
+    batch_tokens: int = 0
+    lr: float = 1.5e-4
+    targets: tuple[str, ...] = ()
+    """New languages, unseen by the seed and the experts (x-elm Sec. 6.3: az, he, pl, sv)."""
+    donors: dict[str, str] = field(default_factory=dict)
+    """target -> donor; a target not listed gets the seen language nearest by the typology distance (x-elm
+    Sec. 6.3 "assigned with the language similarity metric used for typological clustering")."""
+
+    def __post_init__(self) -> None:
+        if self.targets:  # the budget is needed only when there is something to adapt to
+            super().__post_init__()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ICLConfig:
+    """In-context evaluation (x-elm Sec. 7, App. A.2, Table 3); XGLM's prompts (Table 6)."""
+
+    tasks: tuple[Literal["xnli", "xstorycloze", "pawsx"], ...] = ()
+    download: bool = False
+    """Fetch missing datasets from their published URLs into ``path`` (``false``: use what ``path`` holds;
+    an absent dataset is reported as "not run")."""
+    path: str = "work/icl"
+    """Directory with the datasets' archives or extracted files (``xnli/``, ``xstorycloze/``, ``pawsx/``)."""
+    shots: int = 8
+    """Few-shot demonstrations, always English (x-elm Sec. 7.1); zero-shot always runs too."""
+    runs: int = 5
+    """Few-shot runs with different demonstrations, averaged."""
+    examples: int = 1000
+    """Random evaluation examples per language (x-elm Sec. 7.1: 1,000)."""
+    seed: int = 42
+
+
+@dataclass(frozen=True, kw_only=True)
+class XelmConfig:
+    languages: tuple[str, ...] = ()
+    """Pretraining languages of the seed and the experts (``()``: every data language that is not an HMR
+    target)."""
+    lm: LMConfig
+    data: LMDataConfig = field(default_factory=LMDataConfig)
+    seed: LMTrainConfig
+    """The dense seed LM (x-elm branches from XGLM-1.7B; here the seed is trained first on the same text)."""
+    experts: ExpertsConfig
+    tfidf: TfidfConfig = field(default_factory=TfidfConfig)
+    typology: TypologyConfig = field(default_factory=TypologyConfig)
+    ensemble: EnsembleConfig = field(default_factory=EnsembleConfig)
+    hmr: HMRConfig = field(default_factory=HMRConfig)
+    icl: ICLConfig = field(default_factory=ICLConfig)
+    threads: int = 1
+    """CPU threads of each LM job (``torch.set_num_threads``; a GPU run ignores it). Snakemake runs expert jobs
+    side by side, so one thread each uses the cores without oversubscribing them."""
+
+    def __post_init__(self) -> None:
+        if set(self.languages) & set(self.hmr.targets):
+            raise FieldError("hmr.targets", "an HMR target must not be one of xelm.languages (it is a new language)")
+        for i, m in enumerate(self.ensemble.top_m):
+            if not 1 <= m < self.experts.main_k:
+                raise FieldError(f"ensemble.top_m[{i}]", f"m must be in [1, main_k = {self.experts.main_k}), got {m}")
+        for t, d in self.hmr.donors.items():
+            if t not in self.hmr.targets:
+                raise FieldError(f"hmr.donors.{t}", f"{t!r} is not one of hmr.targets {list(self.hmr.targets)}")
+            if self.languages and d not in self.languages:
+                raise FieldError(f"hmr.donors.{t}", f"donor {d!r} is not one of xelm.languages")
+        block = self.lm.block_size
+        budgets = [("seed.batch_tokens", self.seed.batch_tokens, 1)]
+        budgets += [("experts.batch_tokens", self.experts.batch_tokens, k) for k in (1, *self.experts.k)]
+        if self.hmr.targets:
+            budgets.append(("hmr.batch_tokens", self.hmr.batch_tokens, len(self.hmr.targets)))
+        for name, tokens, parts in budgets:
+            if tokens % (parts * block):
+                raise FieldError(name, f"{tokens} tokens do not split into {parts} part(s) of whole "
+                                 f"{block}-token blocks (lm.block_size)")
+
+    def seen(self, data_languages: tuple[str, ...]) -> tuple[str, ...]:
+        """The pretraining languages: ``languages`` or every data language that is not an HMR target."""
+        return self.languages or tuple(x for x in data_languages if x not in self.hmr.targets)
+
+    def check(self, data_languages: tuple[str, ...]) -> None:
+        """Every language is one of ``data.languages``; each k is reachable by the typology hierarchy."""
+        for name, codes in (("languages", self.languages), ("hmr.targets", self.hmr.targets)):
+            for i, code in enumerate(codes):
+                if code not in data_languages:
+                    raise FieldError(f"xelm.{name}[{i}]", f"{code!r} is not in data.languages")
+        n = len(self.seen(data_languages))
+        sizes = hierarchy_sizes(n)
+        for i, k in enumerate(self.experts.k):
+            if k not in sizes:
+                raise FieldError(f"xelm.experts.k[{i}]", f"{n} languages merge pairwise into {sizes} clusters, "
+                                 f"not {k} (x-elm Sec. 3.2's balanced hierarchy)")
+
+
+def hierarchy_sizes(n: int) -> list[int]:
+    """Cluster counts of a balanced pairwise hierarchy over n languages: n, ceil(n/2), ..., 1."""
+    out = [n]
+    while out[-1] > 1:
+        out.append((out[-1] + 1) // 2)
+    return out
+
+
+def expert_ids(cfg: XelmConfig) -> list[str]:
+    """Every expert job: ``dense-k1-e0``, then ``<allocation>-k<k>-e<i>`` for each allocation and k."""
+    return [DENSE] + [f"{a}-k{k}-e{e}" for a in ALLOCATIONS for k in cfg.experts.k for e in range(k)]
+
+
+@dataclass(frozen=True)
+class ExpertId:
+    allocation: Literal["dense", "tfidf", "typology"]
+    k: int
+    index: int
+
+    @classmethod
+    def parse(cls, name: str) -> ExpertId:
+        m = _ID.match(name)
+        if not m:
+            raise ValueError(f"{name!r} is not an expert id (dense-k1-e0 or <tfidf|typology>-k<k>-e<i>)")
+        return cls(m.group(1), int(m.group(2)), int(m.group(3)))  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        return f"{self.allocation}-k{self.k}-e{self.index}"

@@ -1,0 +1,57 @@
+"""Where the x-elm stages read and write, for one experiment ``exp``::
+
+    data/{exp}/lm                   lm_data     {train,valid}/{lang}.txt (one document per line),
+                                                {train,valid}/{lang}.{bin,idx} (token shards), meta.json
+    results/{exp}/xelm/cluster      cluster     tfidf/{vectorizer.pkl, k{k}/...}, typology/..., donors.json
+    results/{exp}/xelm/seed         lm_seed     model.pt, curve.tsv
+    results/{exp}/xelm/experts/{id} lm_expert   model.pt, curve.tsv, data.json
+    results/{exp}/xelm/hmr/{lang}   lm_hmr      model.pt, curve.tsv, data.json
+    results/{exp}/xelm/lapt         lm_lapt     model.pt, curve.tsv, data.json
+    results/{exp}/xelm/eval         lm_eval     perplexity tables and figure data (TSV / JSON)
+    results/{exp}/xelm/icl          lm_icl      in-context accuracies (TSV / JSON)
+    work/{exp}/xelm/ckpt/{job}                  resumable training state (undeclared)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def lm_dir(exp: str) -> Path:
+    return Path("data") / exp / "lm"
+
+
+def xelm_dir(exp: str) -> Path:
+    return Path("results") / exp / "xelm"
+
+
+def cluster_dir(exp: str) -> Path:
+    return xelm_dir(exp) / "cluster"
+
+
+def seed_dir(exp: str) -> Path:
+    return xelm_dir(exp) / "seed"
+
+
+def expert_dir(exp: str, expert: str) -> Path:
+    return xelm_dir(exp) / "experts" / expert
+
+
+def hmr_dir(exp: str, target: str) -> Path:
+    return xelm_dir(exp) / "hmr" / target
+
+
+def lapt_dir(exp: str) -> Path:
+    return xelm_dir(exp) / "lapt"
+
+
+def eval_dir(exp: str) -> Path:
+    return xelm_dir(exp) / "eval"
+
+
+def icl_dir(exp: str) -> Path:
+    return xelm_dir(exp) / "icl"
+
+
+def ckpt_dir(exp: str, job: str) -> Path:
+    return Path("work") / exp / "xelm" / "ckpt" / job

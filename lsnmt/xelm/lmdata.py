@@ -1,0 +1,146 @@
+"""The ``lm_data`` stage: each language's monolingual documents as text and as token shards.
+
+Sources, per language ``l`` (the pretraining languages and the HMR targets):
+
+* training documents: monolingual corpora (``prepared/mono/train/{corpus}.{l}``, mC4) and the ``l`` side of
+  every prepared training direction into ``l`` (``prepared/train/{s}-{l}/{corpus}.tgt``: the untagged side;
+  the default's Tatoeba pairs), exact repeats dropped (``xelm.data.dedup``), at most ``max_train_docs``;
+* validation documents: the first ``valid_docs`` lines of the monolingual validation file, or else of the first
+  prepared validation direction into ``l`` (``prepared/valid/{s}-{l}.tgt``; the default's FLORES-200 dev).
+  x-elm Sec. 5.4 scores the first 5,000 mC4 validation documents of each language.
+
+Tokens come from the experiment's shared sentencepiece model (``data/{exp}/spm``) or, with
+``xelm.data.vocab_size``, from an LM tokenizer trained here by the ``spm`` stage's recipe (``lm/spm``); shards
+follow :mod:`lsnmt.data.shards` (no EOS stored). ``meta.json`` records the special ids, documents and tokens per
+language and the files each language was read from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+from collections.abc import Iterator
+from itertools import islice
+from pathlib import Path
+
+import sentencepiece as spm
+from tqdm import tqdm
+
+from lsnmt.config import Experiment
+from lsnmt.data.shards import ShardWriter
+from lsnmt.data.spm import train_spm
+from lsnmt.io import DataError, atomic_dir, iter_lines, write_json
+from lsnmt.xelm.config import XelmConfig
+
+log = logging.getLogger(__name__)
+
+CHUNK = 10_000
+
+
+def train_files(prepared: Path, lang: str) -> list[Path]:
+    """Monolingual training files of ``lang``, then the target sides of its training directions."""
+    mono = sorted((prepared / "mono" / "train").glob(f"*.{lang}"))
+    bitext = sorted((prepared / "train").glob(f"*-{lang}/*.tgt"))
+    return mono + bitext
+
+
+def valid_file(prepared: Path, lang: str) -> Path | None:
+    """The validation file of ``lang``: monolingual first, else the first direction into ``lang``."""
+    found = sorted((prepared / "mono" / "valid").glob(f"*.{lang}")) + sorted((prepared / "valid").glob(f"*-{lang}.tgt"))
+    return found[0] if found else None
+
+
+def _documents(files: list[Path], dedup: bool) -> Iterator[str]:
+    seen: set[bytes] = set()
+    for path in files:
+        for line in iter_lines(path):
+            if not line.strip():
+                continue
+            if dedup:
+                key = hashlib.blake2b(line.encode(), digest_size=8).digest()
+                if key in seen:
+                    continue
+                seen.add(key)
+            yield line
+
+
+def _write(docs: Iterator[str], sp: spm.SentencePieceProcessor, prefix: Path) -> tuple[int, int]:
+    """Write ``prefix.txt`` and the shard ``prefix.{bin,idx}``; return (documents, tokens)."""
+    writer = ShardWriter(prefix, sp.get_piece_size())
+    with open(prefix.with_suffix(".txt"), "w", encoding="utf-8", newline="\n") as fh:
+        while chunk := list(islice(docs, CHUNK)):
+            fh.writelines(d + "\n" for d in chunk)
+            writer.add_many(sp.encode(chunk))
+    writer.close()
+    return len(writer), writer.tokens
+
+
+def lm_languages(exp: Experiment) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(pretraining languages, HMR targets) of the experiment's x-elm section."""
+    cfg = _cfg(exp)
+    return cfg.seen(exp.data.languages), cfg.hmr.targets
+
+
+def _cfg(exp: Experiment) -> XelmConfig:
+    if exp.xelm is None:
+        raise DataError(f"experiment {exp.name!r} has no xelm section")
+    return exp.xelm
+
+
+def build_lm_data(exp: Experiment, prepared: Path, spm_dir: Path, out: Path) -> dict:
+    """Write ``data/{exp}/lm`` atomically; return its ``meta.json``."""
+    cfg = _cfg(exp)
+    seen, targets = lm_languages(exp)
+    with atomic_dir(out) as tmp:
+        model = spm_dir / "spm.model"
+        if cfg.data.vocab_size is not None:
+            own = dataclasses.replace(exp.spm, vocab_size=cfg.data.vocab_size,
+                                      sentences_per_language=cfg.data.spm_sentences)
+            train_spm(dataclasses.replace(exp, spm=own), prepared, tmp / "spm")
+            model = tmp / "spm" / "spm.model"
+        meta = _build(exp, cfg, seen, targets, spm.SentencePieceProcessor(model_file=str(model)), prepared, tmp)
+        meta["tokenizer"] = "lm/spm/spm.model" if cfg.data.vocab_size is not None else "spm/spm.model"
+        write_json(tmp / "meta.json", meta)
+    return meta
+
+
+def _build(exp: Experiment, cfg: XelmConfig, seen: tuple[str, ...], targets: tuple[str, ...],
+           sp: spm.SentencePieceProcessor, prepared: Path, tmp: Path) -> dict:
+    meta: dict = {"languages": list(seen), "targets": list(targets), "vocab_size": sp.get_piece_size(),
+                  "bos": sp.bos_id(), "pad": sp.pad_id(), "eos": sp.eos_id(), "unk": sp.unk_id(),
+                  "docs": {"train": {}, "valid": {}}, "tokens": {"train": {}, "valid": {}},
+                  "files": {"train": {}, "valid": {}}}
+    for split in ("train", "valid"):
+        (tmp / split).mkdir()
+    for lang in tqdm((*seen, *targets), desc="lm_data", disable=None):
+        files = train_files(prepared, lang)
+        if not files:
+            raise DataError(f"no training text for language {lang!r} in {prepared} (experiment {exp.name!r})")
+        n, t = _write(islice(_documents(files, cfg.data.dedup), cfg.data.max_train_docs), sp, tmp / "train" / lang)
+        vf = valid_file(prepared, lang)
+        if vf is None:
+            raise DataError(f"no validation text for language {lang!r} in {prepared} (experiment {exp.name!r})")
+        vn, vt = _write(islice(_documents([vf], False), cfg.data.valid_docs), sp, tmp / "valid" / lang)
+        if n == 0 or vn == 0:
+            raise DataError(f"language {lang!r}: {n} training and {vn} validation documents after filtering")
+        for split, (docs_n, tok_n, src) in (("train", (n, t, files)), ("valid", (vn, vt, [vf]))):
+            meta["docs"][split][lang], meta["tokens"][split][lang] = docs_n, tok_n
+            meta["files"][split][lang] = [str(p.relative_to(prepared)) for p in src]
+        log.info("lm_data %s: %d train documents (%d tokens), %d valid (%d tokens)", lang, n, t, vn, vt)
+    return meta
+
+
+def tokenizer(lm_dir: Path) -> spm.SentencePieceProcessor:
+    """The sentencepiece model the LM data was encoded with."""
+    meta = load_meta(lm_dir)
+    path = lm_dir / "spm" / "spm.model" if meta["tokenizer"].startswith("lm/") else lm_dir.parent / "spm" / "spm.model"
+    return spm.SentencePieceProcessor(model_file=str(path))
+
+
+def load_meta(lm_dir: Path) -> dict:
+    path = lm_dir / "meta.json"
+    if not path.is_file():
+        raise DataError(f"{path}: not found (run the lm_data stage first)")
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -1,0 +1,27 @@
+"""What the x-elm stage scripts share: the record written when an experiment has no ``xelm`` section.
+
+DVC runs every stage of ``dvc.yaml`` whatever the experiment; an experiment without x-elm settings gets each
+x-elm output folder with one ``status.json`` saying so (Snakemake's ``all`` asks for x-elm outputs only when
+the section exists).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from lsnmt.config import Experiment
+from lsnmt.io import atomic_dir, write_json
+
+log = logging.getLogger(__name__)
+
+
+def not_configured(exp: Experiment, out: Path) -> bool:
+    """``True`` (after writing ``out/status.json``) when ``exp`` has no ``xelm`` section."""
+    if exp.xelm is not None:
+        return False
+    reason = f"experiments.{exp.name} has no xelm section"
+    log.warning("%s: nothing to do for %s", reason, out)
+    with atomic_dir(out) as tmp:
+        write_json(tmp / "status.json", {"status": "not configured", "reason": reason})
+    return True

@@ -1,0 +1,190 @@
+"""Training one decoder-only LM: the seed, an expert, an HMR expert or dense LAPT (:class:`LMJob`).
+
+One update draws ``batch_tokens / B`` blocks (:class:`~lsnmt.xelm.corpus.TokenStream`), optionally in
+micro-batches of ``max_tokens`` (gradient accumulation), and minimises the mean next-token cross entropy
+(no label smoothing, as XGLM). AdamW (:func:`lsnmt.train.optim.build_optimizer`), the global gradient norm
+clipped to ``clip_norm``, and update ``n + 1`` runs at ``lr(n)`` of the job's schedule
+(:func:`lsnmt.train.optim.linear_decay` or ``inverse_sqrt``). Dropout is re-seeded from ``(seed, n)`` before
+update ``n + 1``, so a run resumed from ``work_dir/last.pt`` (written every ``save_every`` updates, with the
+optimizer, the stream cursor and the RNG states) gives bit-identical weights on CPU. A work dir whose
+fingerprint (model, training settings, data selection, the weights branched from) differs is moved aside.
+
+Writes ``out_dir/model.pt`` (``{"model", "config", "step"}``), ``curve.tsv`` and ``data.json`` (documents
+and tokens per language of the selection, tokens seen) atomically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import math
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from lsnmt.data.fetch import file_digests
+from lsnmt.io import atomic_dir, write_json
+from lsnmt.train import checkpoint as ckpt
+from lsnmt.train.curve import Curve, Meters, log_line
+from lsnmt.train.loss import sequence_loss
+from lsnmt.train.optim import build_optimizer, inverse_sqrt, linear_decay, set_lr
+from lsnmt.train.trainer import prepare_work_dir
+from lsnmt.xelm.config import LMConfig, LMTrainConfig
+from lsnmt.xelm.corpus import Selection, TokenStream
+from models.lm import DecoderOnlyLM, build_lm, param_count
+
+log = logging.getLogger(__name__)
+
+NO_EFFECT = ("log_every", "save_every")
+
+
+@dataclass(frozen=True)
+class LMJob:
+    """What one training job does: its settings, the tokens per update, its data and where it branches from."""
+
+    name: str
+    train: LMTrainConfig
+    batch_tokens: int
+    selection: Selection
+    init: Path | None = None
+    """``model.pt`` of the model this one branches from (x-BTM Step 1); ``None``: random initialisation."""
+
+
+def lr_at(n: int, cfg: LMTrainConfig) -> float:
+    """The learning rate of update ``n + 1``."""
+    if cfg.schedule == "constant":
+        return cfg.lr
+    if cfg.schedule == "inverse_sqrt":
+        return inverse_sqrt(n, lr=cfg.lr, warmup=cfg.warmup_updates, warmup_init_lr=cfg.warmup_init_lr)
+    return linear_decay(n, lr=cfg.lr, warmup=cfg.warmup_updates, total=cfg.updates,
+                        warmup_init_lr=cfg.warmup_init_lr, end_lr=cfg.end_lr)
+
+
+def update_seed(seed: int, n: int) -> int:
+    return int(np.random.SeedSequence([seed, n]).generate_state(1, np.uint64)[0])
+
+
+def load_lm(path: Path, device: torch.device | str = "cpu") -> DecoderOnlyLM:
+    """A trained LM from its ``model.pt`` (config included), in eval mode."""
+    state = ckpt.load(path, device)
+    cfg = state["config"]
+    model = build_lm(LMConfig(**cfg["lm"]), vocab_size=cfg["vocab_size"], padding_idx=cfg["pad"])
+    model.load_state_dict(state["model"])
+    return model.to(device).eval()
+
+
+def fingerprint(job: LMJob, lm: LMConfig, meta: dict) -> str:
+    train = {k: v for k, v in asdict(job.train).items() if k not in NO_EFFECT}
+    sel = hashlib.sha256()
+    for lang in sorted(job.selection.docs):
+        sel.update(lang.encode() + np.ascontiguousarray(job.selection.docs[lang], dtype=np.int64).tobytes())
+    blob = {"lm": asdict(lm), "train": train, "batch_tokens": job.batch_tokens,
+            "selection": sel.hexdigest(), "init": file_digests(job.init)["sha256"] if job.init else None,
+            "tokens": meta["tokens"]["train"], "vocab_size": meta["vocab_size"]}
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _autocast(cfg: LMTrainConfig, device: torch.device) -> contextlib.AbstractContextManager:
+    if device.type == "cuda" and cfg.precision == "bf16":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def _update(model: nn.Module, opt: torch.optim.Optimizer, blocks: torch.Tensor, job: LMJob, pad: int, step: int,
+            device: torch.device) -> tuple[float, int, float]:
+    """One optimizer update; returns (summed nll, tokens, lr)."""
+    cfg = job.train
+    micro = max(1, (cfg.max_tokens or blocks.numel()) // (blocks.size(1) - 1))
+    ntok = blocks.size(0) * (blocks.size(1) - 1)
+    model.train()
+    opt.zero_grad(set_to_none=True)
+    total = 0.0
+    for mb in blocks.split(micro):
+        with _autocast(cfg, device):
+            logits = model(mb[:, :-1])  # (b, B, V)
+        _, nll, _ = sequence_loss(logits, mb[:, 1:], 0.0, pad)
+        (nll / ntok).backward()
+        total += nll.item()
+    if not math.isfinite(total):
+        raise FloatingPointError(f"{job.name}: update {step + 1}: loss is not finite; stopped before the update")
+    nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm if cfg.clip_norm > 0 else math.inf)
+    lr = lr_at(step, cfg)
+    set_lr(opt, lr)
+    opt.step()
+    return total, ntok, lr
+
+
+def device_for(threads: int) -> torch.device:
+    """CUDA if there is a GPU, else the CPU with ``threads`` threads."""
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    torch.set_num_threads(threads)
+    return torch.device("cpu")
+
+
+def train_lm(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path, out_dir: Path, *,
+             threads: int = 1) -> dict[str, Any]:
+    """Train ``job`` (resuming from ``work_dir``) and write ``out_dir``; returns what ``data.json`` holds."""
+    cfg, device = job.train, device_for(threads)
+    torch.manual_seed(cfg.seed)
+    model = build_lm(lm, vocab_size=meta["vocab_size"], padding_idx=meta["pad"])
+    if job.init is not None:
+        model.load_state_dict(ckpt.load(job.init)["model"])
+    model.to(device)
+    opt = build_optimizer(model.parameters(), cfg, fused=device.type == "cuda")
+    stream = TokenStream(lm_dir, job.selection, vocab_size=meta["vocab_size"], eos=meta["eos"], block=lm.block_size,
+                         seed=cfg.seed)
+    config = {"job": job.name, "lm": asdict(lm), "train": asdict(cfg), "batch_tokens": job.batch_tokens,
+              "init": str(job.init) if job.init else None, "vocab_size": meta["vocab_size"], "pad": meta["pad"],
+              "eos": meta["eos"], "fingerprint": fingerprint(job, lm, meta)}
+    prepare_work_dir(work_dir, config)
+    step, meters, last = 0, Meters(), work_dir / "last.pt"
+    if last.is_file():
+        state = ckpt.load(last, device)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        step = int(state["step"])
+        stream.load_state_dict(state["stream"])
+        meters.load_state_dict(state["meters"])
+        ckpt.set_rng_state(state["rng"])
+        log.info("%s: resumed from %s at update %d", job.name, last, step)
+    curve = Curve(work_dir / "curve.tsv", step if last.is_file() else None)
+    log.info("%s: %d parameters, %d updates of %d tokens on %d blocks", job.name, param_count(model), cfg.updates,
+             job.batch_tokens, stream.n_blocks)
+    n_blocks, clock, seen = job.batch_tokens // lm.block_size, time.perf_counter(), 0
+    bar = tqdm(total=cfg.updates, initial=step, desc=job.name, unit="update", disable=None)
+    while step < cfg.updates:
+        torch.manual_seed(update_seed(cfg.seed, step))
+        blocks = torch.from_numpy(stream.take(n_blocks)).to(device)
+        nll, ntok, lr = _update(model, opt, blocks, job, meta["pad"], step, device)
+        step += 1
+        meters.add(nll, nll, ntok)
+        seen += ntok
+        bar.update(1)
+        if step % cfg.log_every == 0 or step == cfg.updates:
+            loss, _ = meters.bits()
+            log.info(log_line(step, cfg.updates, loss, loss, lr, seen / (time.perf_counter() - clock)))
+            curve.append(step, loss, loss, lr, None)
+            meters.reset()
+            clock, seen = time.perf_counter(), 0
+        if step % cfg.save_every == 0 or step == cfg.updates:
+            ckpt.save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
+                             "stream": stream.state_dict(), "meters": meters.state_dict(), "rng": ckpt.rng_state(),
+                             "config": config})
+    bar.close()
+    info = {"job": job.name, "updates": step, "batch_tokens": job.batch_tokens,
+            "tokens_seen": step * job.batch_tokens, "init": config["init"], "data": job.selection.summary(lm_dir)}
+    with atomic_dir(out_dir) as tmp:
+        ckpt.save(tmp / "model.pt", {"model": {k: v.cpu() for k, v in model.state_dict().items()},
+                                     "config": config, "step": step})
+        (tmp / "curve.tsv").write_text((work_dir / "curve.tsv").read_text(encoding="utf-8"), encoding="utf-8")
+        write_json(tmp / "data.json", info)
+    return info

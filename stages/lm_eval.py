@@ -1,0 +1,27 @@
+"""Stage ``lm_eval``: perplexities of the seed, dense, experts, ensembles, HMR and LAPT models, written as the data
+of x-elm Tables 1, 2, 7, 8 and Figures 3, 4, 6 (lsnmt.xelm.evaluate).
+
+    python -m stages.lm_eval --experiment default --log logs/default/xelm/lm_eval.log
+"""
+
+from threadpoolctl import threadpool_limits
+
+from lsnmt.cli import run
+from lsnmt.xelm import layout as xl
+from lsnmt.xelm.evaluate import evaluate
+from lsnmt.xelm.stage import not_configured
+
+
+def _eval(exp) -> None:  # noqa: ANN001
+    out = xl.eval_dir(exp.name)
+    if not not_configured(exp, out):
+        with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
+            evaluate(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    run("lm_eval", _eval, argv)
+
+
+if __name__ == "__main__":
+    main()

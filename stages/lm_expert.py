@@ -1,0 +1,29 @@
+"""Stage ``lm_expert``: branch one expert from the seed and train it on its cluster (x-BTM; lsnmt.xelm.jobs).
+
+    python -m stages.lm_expert --experiment default --expert typology-k4-e0 \
+        --log logs/default/xelm/lm_expert/typology-k4-e0.log
+
+``--expert`` is one of params.yaml's ``xelm_experts`` (``dense-k1-e0`` is the k = 1 dense baseline). Each
+expert is an independent job. Resumable state: ``work/{exp}/xelm/ckpt/{expert}``.
+"""
+
+from lsnmt.cli import run_keyed
+from lsnmt.xelm import jobs
+from lsnmt.xelm import layout as xl
+from lsnmt.xelm.lmdata import load_meta
+from lsnmt.xelm.trainer import train_lm
+
+
+def _expert(exp, expert: str) -> None:  # noqa: ANN001
+    lm_dir = xl.lm_dir(exp.name)
+    job = jobs.expert_job(exp, expert, lm_dir, xl.cluster_dir(exp.name), xl.seed_dir(exp.name) / "model.pt")
+    train_lm(job, exp.xelm.lm, lm_dir, load_meta(lm_dir), xl.ckpt_dir(exp.name, expert),
+             xl.expert_dir(exp.name, expert), threads=exp.xelm.threads)
+
+
+def main(argv: list[str] | None = None) -> None:
+    run_keyed("lm_expert", "expert", "xelm_experts", _expert, argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""Stage ``lm_lapt``: the dense LAPT baseline, continued training of the dense model on all new languages and
+their donors (x-elm Sec. 6.3; lsnmt.xelm.jobs).
+
+    python -m stages.lm_lapt --experiment default --log logs/default/xelm/lm_lapt.log
+"""
+
+from lsnmt.cli import run
+from lsnmt.xelm import jobs
+from lsnmt.xelm import layout as xl
+from lsnmt.xelm.lmdata import load_meta
+from lsnmt.xelm.stage import not_configured
+from lsnmt.xelm.trainer import train_lm
+
+
+def _lapt(exp) -> None:  # noqa: ANN001
+    out, lm_dir = xl.lapt_dir(exp.name), xl.lm_dir(exp.name)
+    if not_configured(exp, out):
+        return
+    if not exp.xelm.hmr.targets:
+        from lsnmt.io import atomic_dir, write_json
+
+        with atomic_dir(out) as tmp:
+            write_json(tmp / "status.json", {"status": "not configured", "reason": "xelm.hmr.targets is empty"})
+        return
+    train_lm(jobs.lapt_job(exp, lm_dir, xl.cluster_dir(exp.name)), exp.xelm.lm, lm_dir, load_meta(lm_dir),
+             xl.ckpt_dir(exp.name, "lapt"), out, threads=exp.xelm.threads)
+
+
+def main(argv: list[str] | None = None) -> None:
+    run("lm_lapt", _lapt, argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""LM training jobs: equal token budgets, branching, HMR leaves the experts alone, bit-exact resume."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+
+from lsnmt.data.fetch import file_digests
+from lsnmt.train import checkpoint as ckpt
+from lsnmt.xelm import jobs, layout
+from lsnmt.xelm import trainer as lm_trainer
+from lsnmt.xelm.lmdata import load_meta
+from lsnmt.xelm.trainer import train_lm
+
+from .helpers import LM, experiment, make_clusters, make_lm_dir
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
+    """cwd = a scratch repository with data/t/lm, results/t/xelm/cluster and a trained seed."""
+    monkeypatch.chdir(tmp_path)
+    exp = experiment()
+    lm = make_lm_dir(Path("data/t"))
+    clusters = make_clusters(Path("results/t/xelm"), lm)
+    train_lm(jobs.seed_job(exp, lm), exp.xelm.lm, lm, load_meta(lm), layout.ckpt_dir("t", "seed"),
+             layout.seed_dir("t"))
+    return exp, lm, clusters
+
+
+def _weights(path: Path) -> dict[str, torch.Tensor]:
+    return ckpt.load(path)["model"]
+
+
+def test_expert_sets_share_one_token_budget(workspace: tuple) -> None:
+    exp, lm, clusters = workspace
+    seed = layout.seed_dir("t") / "model.pt"
+    dense = jobs.expert_job(exp, "dense-k1-e0", lm, clusters, seed)
+    experts = [jobs.expert_job(exp, f"{a}-k2-e{e}", lm, clusters, seed) for a in ("tfidf", "typology")
+               for e in range(2)]
+    assert dense.batch_tokens == exp.xelm.experts.batch_tokens
+    assert all(j.batch_tokens * 2 == dense.batch_tokens and j.train.updates == dense.train.updates for j in experts)
+    assert set(experts[2].selection.docs) == {"en"} and set(experts[3].selection.docs) == {"de"}  # typology
+    tf = experts[0].selection.docs  # TF-IDF expert 0: the even documents of both languages
+    assert all((idx % 2 == 0).all() for idx in tf.values()) and set(tf) == {"en", "de"}
+
+
+def test_branch_starts_from_the_parent(workspace: tuple) -> None:
+    exp, lm, clusters = workspace
+    seed = layout.seed_dir("t") / "model.pt"
+    job = jobs.expert_job(exp, "typology-k2-e0", lm, clusters, seed)
+    frozen = dataclasses.replace(job, train=dataclasses.replace(job.train, lr=0.0, warmup_updates=0))
+    train_lm(frozen, exp.xelm.lm, lm, load_meta(lm), Path("work/frozen"), Path("results/frozen"))
+    a, b = _weights(seed), _weights(Path("results/frozen/model.pt"))
+    assert all(torch.equal(a[k], b[k]) for k in a)  # lr 0: the branch is exactly the seed
+
+
+def test_hmr_leaves_existing_experts_unchanged(workspace: tuple) -> None:
+    exp, lm, clusters = workspace
+    seed, meta = layout.seed_dir("t") / "model.pt", load_meta(lm)
+    for e in range(2):
+        name = f"typology-k2-e{e}"
+        train_lm(jobs.expert_job(exp, name, lm, clusters, seed), LM, lm, meta, layout.ckpt_dir("t", name),
+                 layout.expert_dir("t", name))
+    donor = layout.expert_dir("t", jobs.donor_expert(exp, clusters, "sw")) / "model.pt"
+    assert donor.parent.name == "typology-k2-e1"  # the expert of de, sw's donor
+    before = {p: file_digests(p)["sha256"] for p in Path("results/t/xelm/experts").rglob("*") if p.is_file()}
+    job = jobs.hmr_job(exp, "sw", lm, clusters)
+    assert job.init == donor and set(job.selection.docs) == {"de", "sw"}
+    info = train_lm(job, LM, lm, meta, layout.ckpt_dir("t", "hmr-sw"), layout.hmr_dir("t", "sw"))
+    after = {p: file_digests(p)["sha256"] for p in Path("results/t/xelm/experts").rglob("*") if p.is_file()}
+    assert before == after
+    assert info["init"] == str(donor)
+    hmr, old = _weights(layout.hmr_dir("t", "sw") / "model.pt"), _weights(donor)
+    assert any(not torch.equal(hmr[k], old[k]) for k in old)  # the new expert did train
+
+
+def test_interrupted_training_resumes_bit_exactly(workspace: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    exp, lm, clusters = workspace
+    seed, meta = layout.seed_dir("t") / "model.pt", load_meta(lm)
+    job = jobs.expert_job(exp, "dense-k1-e0", lm, clusters, seed)
+    train_lm(job, LM, lm, meta, Path("work/a"), Path("results/a"))
+    real, calls = lm_trainer._update, {"n": 0}
+
+    def crash_after_three(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lm_trainer, "_update", crash_after_three)
+    with pytest.raises(KeyboardInterrupt):
+        train_lm(job, LM, lm, meta, Path("work/b"), Path("results/b"))
+    assert not Path("results/b").exists() and ckpt.load(Path("work/b/last.pt"))["step"] == 2
+    monkeypatch.setattr(lm_trainer, "_update", real)
+    train_lm(job, LM, lm, meta, Path("work/b"), Path("results/b"))
+    a, b = _weights(Path("results/a/model.pt")), _weights(Path("results/b/model.pt"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert Path("results/a/curve.tsv").read_text() == Path("results/b/curve.tsv").read_text()

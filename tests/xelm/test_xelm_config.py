@@ -1,0 +1,66 @@
+"""The ``xelm`` section: defaults, paper values, and the errors that name the key at fault."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lsnmt.config import Params
+from lsnmt.typed import ConfigError
+from lsnmt.xelm.config import ExpertId, expert_ids, hierarchy_sizes
+from tests.conftest import ROOT
+
+from .helpers import experiment
+
+
+def _params(tmp_path: Path, edit) -> Path:  # noqa: ANN001
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    edit(raw)
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_params_yaml_lists_the_jobs_of_its_experiments() -> None:
+    params = Params.load(ROOT / "params.yaml")
+    default, paper = params.get("default").xelm, params.get("mc4_xelm").xelm
+    assert list(params.xelm_experts) == expert_ids(default) and params.xelm_targets == default.hmr.targets
+    assert default.experts.k == (2, 4) and default.seen(params.get().data.languages) == (
+        "en", "de", "fr", "ru", "tr", "hi", "vi", "sw")
+    # x-elm Table 4 / App. A.1 / Sec. 6.3
+    assert paper.experts.k == (4, 8, 16) and paper.experts.main_k == 8 and paper.experts.lr == 1.5e-4
+    assert paper.experts.updates * paper.experts.batch_tokens == 20_000 * 524_288  # 10.5B tokens
+    assert paper.hmr.donors == {"az": "tr", "he": "ar", "pl": "ru", "sv": "en"}
+    assert (paper.lm.layers, paper.lm.embed_dim, paper.lm.ffn_dim, paper.lm.block_size) == (24, 2048, 8192, 2048)
+    assert params.get("iwslt14").xelm is None  # `xelm: {}`
+
+
+def test_expert_list_must_match_the_experiment(tmp_path: Path) -> None:
+    path = _params(tmp_path, lambda raw: raw["xelm_experts"].pop())
+    with pytest.raises(ConfigError, match=r"xelm_experts: must list the x-elm jobs of experiment 'default'"):
+        Params.load(path)
+
+
+def test_unreachable_k_names_the_key(tmp_path: Path) -> None:
+    def edit(raw: dict) -> None:
+        raw["experiments"]["default"]["xelm"]["experts"].update(k=[3, 4], batch_tokens=1536)
+    with pytest.raises(ConfigError, match=r"experiments\.default\.xelm\.experts\.k\[0\]: 8 languages merge pairwise"):
+        Params.load(_params(tmp_path, edit))
+
+
+def test_section_errors_name_their_key() -> None:
+    with pytest.raises(ConfigError, match=r"experiments\.t\.xelm\.hmr\.targets: an HMR target must not be"):
+        experiment(languages=["en", "de", "sw"])
+    with pytest.raises(ConfigError, match=r"xelm\.experts\.batch_tokens: 36 tokens do not split"):
+        experiment(experts={"updates": 2, "batch_tokens": 36, "lr": 0.1, "k": [2], "main_k": 2})
+    with pytest.raises(ConfigError, match=r"xelm\.ensemble\.top_m\[0\]: m must be in \[1, main_k = 2\)"):
+        experiment(ensemble={"top_m": [2]})
+
+
+def test_ids_and_hierarchy_sizes() -> None:
+    assert hierarchy_sizes(16) == [16, 8, 4, 2, 1] and hierarchy_sizes(9) == [9, 5, 3, 2, 1]
+    assert str(ExpertId.parse("typology-k8-e3")) == "typology-k8-e3"
+    with pytest.raises(ValueError, match="not an expert id"):
+        ExpertId.parse("typology-8-3")
