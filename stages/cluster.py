@@ -6,13 +6,14 @@
 from lsnmt.cli import run
 from lsnmt.xelm import layout as xl
 from lsnmt.xelm.cluster import cluster
-from lsnmt.xelm.stage import not_configured
+from lsnmt.xelm.stage import job_parents, not_configured
 
 
 def _cluster(exp) -> None:  # noqa: ANN001
     out = xl.cluster_dir(exp.name)
     if not not_configured(exp, out):
         cluster(exp, xl.lm_dir(exp.name), out)
+    job_parents(exp.name)
 
 
 def main(argv: list[str] | None = None) -> None:

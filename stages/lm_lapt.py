@@ -5,6 +5,7 @@ their donors (x-elm Sec. 6.3; lsnmt.xelm.jobs).
 """
 
 from lsnmt.cli import run
+from lsnmt.io import atomic_dir, write_json
 from lsnmt.xelm import jobs
 from lsnmt.xelm import layout as xl
 from lsnmt.xelm.lmdata import load_meta
@@ -17,8 +18,6 @@ def _lapt(exp) -> None:  # noqa: ANN001
     if not_configured(exp, out):
         return
     if not exp.xelm.hmr.targets:
-        from lsnmt.io import atomic_dir, write_json
-
         with atomic_dir(out) as tmp:
             write_json(tmp / "status.json", {"status": "not configured", "reason": "xelm.hmr.targets is empty"})
         return

@@ -30,7 +30,7 @@ def _windows(seqs: list[np.ndarray], block: int) -> list[tuple[int, int, np.ndar
 
 
 @torch.no_grad()
-def token_logprobs(model: nn.Module, seqs: list[np.ndarray], *, block: int, pad: int, batch_tokens: int = 8192,
+def token_logprobs(model: nn.Module, seqs: list[np.ndarray], *, block: int, pad: int, batch_tokens: int = 2048,
                    device: torch.device | str = "cpu") -> list[np.ndarray]:
     """``log p(s_t | s_<t)`` for ``t = 1 … len(s) - 1`` of each sequence (natural log, float64)."""
     model.eval()

@@ -25,3 +25,13 @@ def not_configured(exp: Experiment, out: Path) -> bool:
     with atomic_dir(out) as tmp:
         write_json(tmp / "status.json", {"status": "not configured", "reason": reason})
     return True
+
+
+def job_parents(exp: str) -> None:
+    """Create the (possibly empty) folders that hold one sub-folder per expert / HMR job.
+
+    ``lm_hmr``, ``lm_eval`` and ``lm_icl`` depend on these folders in DVC, which refuses a missing dependency:
+    an experiment without x-elm, or without HMR targets, lists no such job. Only empty folders are made here.
+    """
+    for name in ("experts", "hmr"):
+        (Path("results") / exp / "xelm" / name).mkdir(parents=True, exist_ok=True)

@@ -13,9 +13,9 @@ from .helpers import EOS, VOCAB, make_lm_dir
 
 def test_stream_is_the_documents_joined_by_eos(tmp_path: Path) -> None:
     lm = make_lm_dir(tmp_path)
-    sel = Selection({"aa": np.array([0, 3, 5]), "bb": np.array([1])})
+    sel = Selection({"en": np.array([0, 3, 5]), "de": np.array([1])})
     stream = TokenStream(lm, sel, vocab_size=VOCAB, eos=EOS, block=4, seed=7)
-    docs = {("aa", i): shard(lm, "train", "aa", VOCAB)[i] for i in (0, 3, 5)} | {("bb", 1): shard(lm, "train", "bb",
+    docs = {("en", i): shard(lm, "train", "en", VOCAB)[i] for i in (0, 3, 5)} | {("de", 1): shard(lm, "train", "de",
                                                                                                      VOCAB)[1]}
     order = [(sorted(sel.docs)[w], int(i)) for w, i in zip(stream.which, stream.index, strict=True)]
     expected = np.concatenate([np.concatenate([[EOS], docs[d]]) for d in order])
@@ -28,7 +28,7 @@ def test_stream_is_the_documents_joined_by_eos(tmp_path: Path) -> None:
 
 def test_epoch_visits_every_block_once_and_resumes(tmp_path: Path) -> None:
     lm = make_lm_dir(tmp_path)
-    sel = Selection.languages(lm, ["aa", "bb"])
+    sel = Selection.languages(lm, ["en", "de"])
     a = TokenStream(lm, sel, vocab_size=VOCAB, eos=EOS, block=8, seed=1)
     first = a.take(a.n_blocks)
     assert len({row.tobytes() for row in first}) == len({a.block_tokens(b).tobytes() for b in range(a.n_blocks)})
