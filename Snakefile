@@ -127,8 +127,8 @@ rule encode:
 
 rule search:
     input:
-        "data/{exp}/bin", "stages/search.py", "lsnmt/search.py", "lsnmt/methods.py", TRAIN_CODE, MODEL_CODE,
-        DATA_CODE,
+        "data/{exp}/bin", "stages/search.py", "lsnmt/search.py", "lsnmt/methods.py", "lsnmt/eval/tsne.py", TRAIN_CODE,
+        MODEL_CODE, DATA_CODE,
     output:
         directory("results/{exp}/search"),
     params:

@@ -251,3 +251,34 @@ def test_lsl_rows_reproduce_the_papers_sizes_to_the_printed_digit() -> None:
     layer = 4 * (512 * 512 + 512) + (2 * 512 * 2048 + 2048 + 512) + 2 * 2 * 512
     nas, s34 = (count_row(next(r for r in LSL_ROWS if r.method == m)) for m in ("lsl-nas", "lsl-s34-t0"))
     assert nas.train_params - s34.train_params == 3 * 9 * layer  # three more LSLs of nine extra copies each
+
+
+@pytest.mark.parametrize("cfg", [
+    dict(src=(1, 2), tgt=(4,)),  # LSL
+    dict(src=(2,), tgt=(3,), components="ffn"),  # LS-FFN
+    dict(src=(2,), tgt=(3,), components="attention"),  # LS-ATTENTION
+    dict(src=(4,), tgt=(1, 2, 3), decoder="per-target"),  # separate decoders (LSL-NAS)
+    dict(src=(1,), tgt=(3, 4), decoder="shared"),  # shared decoder (LSL-NAS-SD)
+], ids=["lsl", "ls-ffn", "ls-attention", "separate-decoders", "shared-decoder"])
+def test_every_variant_trains_and_decodes(cfg: dict) -> None:
+    """One update moves the language-specific weights of the batch's languages only; beam search runs."""
+    from types import SimpleNamespace
+
+    from lsnmt.decode.beam import beam_search
+    from lsnmt.train.loss import default_criterion
+
+    model = _lsl(**cfg).train()
+    src, prev = random_batch(3, 5, 4, 13)
+    target = torch.cat([prev[:, 1:], torch.full((3, 1), 2)], 1)
+    batch = SimpleNamespace(src_tokens=src, prev_output_tokens=prev, target=target, langs=LangContext.single(1, 2, 3))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss, _, _ = default_criterion(model, batch, 0.1, 1)
+    loss.backward()
+    opt.step()
+    moved = {k for k, v in model.state_dict().items() if not torch.equal(v, before[k])}
+    copies = {k for k in before if ".langs." in k and k.startswith("encoder.")}
+    assert copies and moved & copies
+    assert all(int(k.split(".langs.")[1].split(".")[0]) in (1, 2) for k in moved & copies)  # src 1 or tgt 2 only
+    out = beam_search(model.eval(), src, LangContext.single(1, 2, 3), beam=2, max_len_b=4)
+    assert len(out.tokens) == 3 and all(len(t) <= 5 for t in out.tokens)
