@@ -24,8 +24,8 @@ TASKS, TASK_METHODS = config.get("tasks", []), config.get("task_methods", [])
 XELM_CODE = sorted(glob("lsnmt/xelm/*.py")) + ["models/lm.py", "models/layers.py", "models/attention.py",
                                                "models/embedding.py", "lsnmt/data/spm.py", "lsnmt/data/shards.py"]
 # x-elm jobs of the selected experiment (params.yaml checks them against its `xelm` section)
-XELM_EXPERTS = config["xelm_experts"]
-XELM_TARGETS = config["xelm_targets"]
+XELM_EXPERTS = config.get("xelm_experts", [])
+XELM_TARGETS = config.get("xelm_targets", [])
 
 
 def section(name):
