@@ -168,19 +168,6 @@ class Params(Selector):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Extra(Selector):
-    """``inner`` of the row minus ``inner`` of the baseline row (extra parameters over the naive model)."""
-
-    inner: Selector = field(default_factory=Params)
-    baseline: Row = field(default_factory=lambda: Row("naive"))
-    kind: Kind = "params"
-
-    def value(self, results: Results, run: Run, row: Row) -> float | None:
-        a, b = self.inner.value(results, run, row), self.inner.value(results, run, self.baseline)
-        return None if a is None or b is None else a - b
-
-
-@dataclass(frozen=True, kw_only=True)
 class In(Selector):
     """``inner`` read from another paper-scale experiment (a table whose rows are different datasets); on
     the embedded default run it reads the default run itself."""

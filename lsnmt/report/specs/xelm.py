@@ -11,9 +11,10 @@ matches within 5% count as reproduced. Tables 2, 3 and the appendix tables are n
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass
 from pathlib import Path
 
-from lsnmt.report.cells import Row, Selector
+from lsnmt.report.cells import Kind, Row, Selector
 from lsnmt.report.figures import FigureOut, figure, not_run_panel, save
 from lsnmt.report.runs import Results, Run
 from lsnmt.report.table import Binding
@@ -27,13 +28,13 @@ def _tsv(run: Run | None, name: str) -> list[dict[str, str]] | None:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
+@dataclass(frozen=True, kw_only=True)
 class Table1(Selector):
     """Per-language perplexity of one model family from ``eval/table1.tsv`` (row ``row.arg``: a language
     code or ``avg``)."""
 
-    def __init__(self, column: str) -> None:
-        super().__init__(kind="ppl")
-        object.__setattr__(self, "column", column)
+    column: str = "dense"
+    kind: Kind = "ppl"
 
     def value(self, results: Results, run: Run, row: Row) -> float | None:
         rows = _tsv(run, "table1.tsv")
@@ -60,7 +61,7 @@ BINDINGS = {
     ("xelm", "table1"): Binding(
         "xelm", "table1", "mc4_xelm", describe=describe,
         rows={**{lang: Row("xelm", arg=lang.lower()) for lang in _LANGS}, "Avg.": Row("xelm", arg="avg")},
-        columns={f"10.5B Training Tokens / {printed}": Table1(ours) for printed, ours in _COLS.items()}),
+        columns={f"10.5B Training Tokens / {printed}": Table1(column=ours) for printed, ours in _COLS.items()}),
 }
 
 
