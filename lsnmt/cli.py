@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -17,12 +18,16 @@ from lsnmt.typed import ConfigError
 
 
 def setup_logging(log_file: str | None) -> None:
+    """Log to stderr and ``log_file``. Under ``torchrun`` (``RANK`` set) only rank 0 writes the file, appending
+    after the launcher's line; the other ranks log to stderr with their rank in the prefix."""
+    rank = os.environ.get("RANK")
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
-    if log_file:
+    if log_file and rank in (None, "0"):
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
-        handlers.append(logging.FileHandler(log_file, mode="w", encoding="utf-8"))
+        handlers.append(logging.FileHandler(log_file, mode="w" if rank is None else "a", encoding="utf-8"))
+    prefix = "" if rank is None else f"[rank {rank}] "
     logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+                        format=f"%(asctime)s %(levelname)s {prefix}%(name)s: %(message)s")
 
 
 def stage_args(name: str, argv: list[str] | None = None, **extra: str) -> tuple[argparse.Namespace, Experiment]:
@@ -63,16 +68,17 @@ def run(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
 def run_method(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
     """Run ``fn(exp, method)`` for a stage keyed by experiment and method (``--method``)."""
     args, exp = stage_args(name, argv, method="method name (params.yaml `methods`)")
-    params = Params.load(args.params)
-    if args.method not in params.methods:
-        logging.getLogger(f"stages.{name}").error("method %r is not listed in %s `methods` %s", args.method,
-                                                  args.params, list(params.methods))
+    methods = Params.load(args.params).methods_of(exp.name)
+    if args.method not in methods:
+        logging.getLogger(f"stages.{name}").error("method %r is not among the methods of experiment %r in %s %s",
+                                                  args.method, exp.name, args.params, list(methods))
         raise SystemExit(2)
     _guarded(name, lambda: fn(exp, args.method))
 
 
 def run_all_methods(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
-    """Run ``fn(exp, methods)`` for a stage that compares every method of params.yaml's ``methods``."""
+    """Run ``fn(exp, methods)`` for a stage that compares every method of the experiment
+    (:meth:`~lsnmt.config.Params.methods_of`)."""
     args, exp = stage_args(name, argv)
-    methods = Params.load(args.params).methods
+    methods = Params.load(args.params).methods_of(exp.name)
     _guarded(name, lambda: fn(exp, methods))

@@ -265,10 +265,29 @@ class TrainConfig:
     """Validate on the first N sentences of each direction only (quick runs; ``None``: all)."""
     max_source_positions: int = 1024
     max_target_positions: int = 1024
+    gpus_per_node: int = 1
+    """GPUs of one training job per node, one DDP rank each (``max_tokens`` is per rank, as fairseq's
+    ``--max-tokens`` is per GPU: the global batch is ``max_tokens * update_freq * gpus_per_node * nodes``).
+    More than one: ``stages.train`` runs itself under ``torchrun`` (:mod:`lsnmt.launch`); on a machine without
+    CUDA the ranks run on the CPU (gloo). ``0``: the job asks for no GPU (a CPU job of one process)."""
+    nodes: int = 1
+    """Nodes of one training job; more than one needs a SLURM allocation (``snakemake --profile slurm``):
+    one ``torchrun`` per node, started by ``srun``."""
 
     def __post_init__(self) -> None:
         if len(self.adam_betas) != 2:
             raise FieldError("adam_betas", f"expected two values, got {list(self.adam_betas)}")
+        if self.gpus_per_node < 0:
+            raise FieldError("gpus_per_node", f"must be >= 0, got {self.gpus_per_node}")
+        if self.nodes < 1:
+            raise FieldError("nodes", f"must be >= 1, got {self.nodes}")
+        if self.nodes > 1 and self.gpus_per_node < 1:
+            raise FieldError("nodes", "several nodes need gpus_per_node >= 1")
+
+    @property
+    def world_size(self) -> int:
+        """DDP ranks of one training run."""
+        return max(1, self.gpus_per_node) * self.nodes
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -336,6 +355,11 @@ class Experiment:
     """Language-specific methods of this experiment: ``{name: {kind: <models.ls.LS_KINDS key>, ...its
     settings}}``, checked by ``Params.load`` and built by ``lsnmt.methods.resolve``; a name listed in the
     top-level ``methods`` is ``naive`` or a key here."""
+    methods: tuple[str, ...] | None = None
+    """The methods of this experiment's paper tables (``naive`` or keys of ``method_cfg``): what runs when the
+    experiment is run by name (``snakemake --config experiment=X`` or ``paper=P``). ``None``: the top-level
+    ``methods``. DVC trains the top-level list, so where ``experiment`` selects an experiment with its own
+    list, the two must be equal (``Params.load`` says so)."""
 
 
 def _check_methods(params: Params) -> None:
@@ -353,10 +377,21 @@ class Params:
     """Methods the pipelines train and compare (``naive``: the plain multilingual Transformer); a name is
     ``naive`` or a key of the selected experiment's ``method_cfg``."""
     experiments: dict[str, Experiment]
+    papers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Paper -> its experiments, for one command per paper: ``snakemake --profile slurm --config paper=lmsfd``."""
 
     def __post_init__(self) -> None:
         if self.experiment not in self.experiments:
             raise FieldError("experiment", f"{self.experiment!r} is not defined under experiments")
+        for paper, names in self.papers.items():
+            for i, name in enumerate(names):
+                if name not in self.experiments:
+                    raise FieldError(f"papers.{paper}[{i}]", f"{name!r} is not defined under experiments")
+
+    def methods_of(self, name: str) -> tuple[str, ...]:
+        """The methods experiment ``name`` runs: its own ``methods``, else the top-level list."""
+        own = self.get(name).methods
+        return self.methods if own is None else own
 
     def get(self, name: str | None = None) -> Experiment:
         name = name or self.experiment

@@ -52,18 +52,36 @@ def criterion(kind: str | None) -> Criterion | None:
     return None if kind is None else LS_KINDS[kind].criterion
 
 
+def _check_names(names: tuple[str, ...], path: str, exp: Experiment) -> None:
+    for i, name in enumerate(names):
+        if name != NAIVE and name not in exp.method_cfg:
+            known = ", ".join([NAIVE, *exp.method_cfg])
+            raise ConfigError(f"{path}[{i}]: {name!r} is neither naive nor a key of "
+                              f"experiments.{exp.name or '?'}.method_cfg (known: {known})")
+
+
 def check(params: Params) -> None:
-    """Every ``method_cfg`` entry builds; every name in ``methods`` is ``naive`` or defined in the selected
-    experiment. Raises :class:`ConfigError` naming the key path."""
+    """Every ``method_cfg`` entry builds; every name in ``methods`` (top-level: of the selected experiment;
+    ``experiments.X.methods``: of X) is ``naive`` or defined there; where the selected experiment has its own
+    list, the top-level ``methods`` (DVC's matrix) equals it. Raises :class:`ConfigError` naming the key path."""
     for exp_name, exp in params.experiments.items():
         for name, entry in exp.method_cfg.items():
             path = f"experiments.{exp_name}.method_cfg.{name}"
             if name == NAIVE:
                 raise ConfigError(f"{path}: `naive` is the plain model and takes no method_cfg entry")
             typed_entry(entry, path)
-    selected = params.experiments[params.experiment]
-    for i, name in enumerate(params.methods):
-        if name != NAIVE and name not in selected.method_cfg:
-            known = ", ".join([NAIVE, *selected.method_cfg])
-            raise ConfigError(f"methods[{i}]: {name!r} is neither naive nor a key of "
-                              f"experiments.{params.experiment}.method_cfg (known: {known})")
+        if exp.methods is not None:
+            _check_names(exp.methods, f"experiments.{exp_name}.methods", _named(exp, exp_name))
+    selected = _named(params.experiments[params.experiment], params.experiment)
+    if selected.methods is not None and tuple(params.methods) != tuple(selected.methods):
+        own = ",".join(selected.methods)
+        raise ConfigError(f"methods: {list(params.methods)} differ from experiments.{params.experiment}.methods "
+                          f"{list(selected.methods)}; dvc.yaml trains the top-level list, so make them equal "
+                          f"(e.g. dvc exp run -S experiment={params.experiment} -S 'methods=[{own}]')")
+    _check_names(params.methods, "methods", selected)
+
+
+def _named(exp: Experiment, name: str) -> Experiment:
+    import dataclasses
+
+    return dataclasses.replace(exp, name=name)
