@@ -4,28 +4,57 @@
 
 Resumable state lives in ``work/{exp}/ckpt/{method}`` (undeclared: the front ends delete declared
 outputs before a run); the finished model and its curve go to ``results/{exp}/train/{method}``.
-Under ``torchrun`` every rank runs this same command (DDP).
+With ``train.gpus_per_node`` > 1 or ``train.nodes`` > 1 the command re-executes itself under
+``torchrun`` (lsnmt.launch) and every rank runs this same command (DDP). SIGTERM or SIGUSR1 (preemption,
+the end of a SLURM time limit) saves a checkpoint and exits with 128 + the signal number; the next run resumes.
 """
 
 import functools
+import logging
+import os
+import shlex
+import sys
 from pathlib import Path
 
-from lsnmt import methods
+from lsnmt import launch, methods
 from lsnmt.cli import run_method
 from lsnmt.data import layout
-from lsnmt.train.trainer import train
+from lsnmt.train.trainer import Interrupted, train
 from models.build import build_transformer
 
+log = logging.getLogger("stages.train")
 
-def _train(exp, method: str) -> None:  # noqa: ANN001
+
+def _relaunch(exp, argv: list[str]) -> None:  # noqa: ANN001
+    """Replace this process by the multi-rank launcher when params.yaml asks for several ranks."""
+    try:
+        cmd = launch.command(exp.train, argv)
+        if cmd is None:
+            return
+        device = launch.check_devices(exp.train)
+    except launch.LaunchError as exc:
+        log.error("%s", exc)
+        raise SystemExit(2) from None
+    log.info("%d rank(s) on %s: %s", exp.train.world_size, device, shlex.join(cmd))
+    logging.shutdown()  # flush the log before exec; rank 0 appends to it
+    os.execvp(cmd[0], cmd)
+
+
+def _train(exp, method: str, argv: list[str]) -> None:  # noqa: ANN001
+    _relaunch(exp, argv)
     kind, cfg = methods.resolve(exp, method)
     factory = functools.partial(build_transformer, method=kind, method_cfg=cfg)
-    train(exp, layout.bin_dir(exp.name), Path("results") / exp.name / "train" / method,
-          Path("work") / exp.name / "ckpt" / method, model_factory=factory, criterion=methods.criterion(kind))
+    try:
+        train(exp, layout.bin_dir(exp.name), Path("results") / exp.name / "train" / method,
+              Path("work") / exp.name / "ckpt" / method, model_factory=factory, criterion=methods.criterion(kind))
+    except Interrupted as exc:
+        log.warning("%s", exc)
+        raise SystemExit(128 + exc.signum) from None
 
 
 def main(argv: list[str] | None = None) -> None:
-    run_method("train", _train, argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    run_method("train", lambda exp, method: _train(exp, method, args), args)
 
 
 if __name__ == "__main__":
