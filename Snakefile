@@ -3,15 +3,49 @@
 #   snakemake --cores 2                           # the experiment named in params.yaml
 #   snakemake --cores 2 --config experiment=iwslt14
 #   snakemake --profile slurm                     # on a SLURM cluster (slurm/config.yaml)
+#   snakemake --profile slurm --config paper=lmsfd   # every experiment of one paper (params.yaml `papers`)
+# Rules state portable needs only (threads; the train rule's GPU and node counts from params.yaml);
+# partition, account, GPU model, memory and run time are the profile's (slurm/config.yaml).
 
+import sys
 from glob import glob
+
+import yaml
+
+sys.path.insert(0, workflow.basedir)
+from lsnmt.config import TrainConfig  # noqa: E402  (light: no torch)
+from lsnmt.launch import job_resources  # noqa: E402
+from lsnmt.typed import build  # noqa: E402
 
 
 configfile: "params.yaml"
 
-EXP = config["experiment"]
+with open("params.yaml", encoding="utf-8") as fh:
+    _FILE = yaml.safe_load(fh)
+_CHANGED = sorted(k for k in set(config) | set(_FILE) if k not in ("experiment", "paper")
+                  and config.get(k) != _FILE.get(k))
+if _CHANGED:
+    raise ValueError(f"--config/--configfile changed {_CHANGED}, but the stages read params.yaml: edit params.yaml "
+                     "(only `experiment` and `paper` may be given on the command line)")
+
 EXPERIMENTS = config["experiments"]
-METHODS = config["methods"]
+PAPERS = config.get("papers", {})
+if "paper" in config and config["paper"] not in PAPERS:
+    raise ValueError(f"paper={config['paper']!r} is not in params.yaml `papers` (known: {', '.join(PAPERS)})")
+TARGETS = PAPERS[config["paper"]] if "paper" in config else [config["experiment"]]
+for _exp in TARGETS:
+    if _exp not in EXPERIMENTS:
+        raise ValueError(f"experiment {_exp!r} is not defined in params.yaml (known: {', '.join(EXPERIMENTS)})")
+EXP = config["experiment"]
+
+
+def methods_of(exp):
+    """The methods `exp` runs (lsnmt.config.Params.methods_of): its own `methods`, else the top-level list."""
+    own = EXPERIMENTS[exp].get("methods")
+    return config["methods"] if own is None else own
+
+
+METHODS = methods_of(EXP)
 DATA_CODE = ["lsnmt/config.py", "lsnmt/typed.py", "lsnmt/io.py", "lsnmt/languages.py", "lsnmt/cli.py"]
 MODEL_CODE = sorted(glob("models/**/*.py", recursive=True))
 TRAIN_CODE = sorted(glob("lsnmt/train/*.py"))
@@ -23,12 +57,25 @@ def section(name):
     return lambda w: EXPERIMENTS[w.exp].get(name, {})
 
 
+def setting(name, key, default):
+    return lambda w: EXPERIMENTS[w.exp].get(name, {}).get(key, default)
+
+
+def train_job(key):
+    """One of the train rule's resources (lsnmt.launch.job_resources: GPUs and nodes from params.yaml)."""
+    def get(w):
+        cfg = build(TrainConfig, EXPERIMENTS[w.exp].get("train", {}), f"experiments.{w.exp}.train")
+        return job_resources(cfg).get(key)
+
+    return get
+
+
 localrules: all, download, params
 
 
 rule all:
     input:
-        expand("results/{exp}/evaluate", exp=EXP),
+        expand("results/{exp}/evaluate", exp=TARGETS),
         "reports/params.csv",
 
 
@@ -81,7 +128,7 @@ rule spm:
         spm=section("spm"),
     log:
         "logs/{exp}/spm.log",
-    threads: 2
+    threads: setting("spm", "threads", 2)
     shell:
         "python -m stages.spm --experiment {wildcards.exp} --log {log}"
 
@@ -96,14 +143,14 @@ rule encode:
         encode=section("encode"),
     log:
         "logs/{exp}/encode.log",
-    threads: 2
+    threads: setting("encode", "workers", 2)
     shell:
         "python -m stages.encode --experiment {wildcards.exp} --log {log}"
 
 
 rule train:
     input:
-        "data/{exp}/bin", "stages/train.py", TRAIN_CODE, MODEL_CODE, DATA_CODE,
+        "data/{exp}/bin", "stages/train.py", "lsnmt/launch.py", TRAIN_CODE, MODEL_CODE, DATA_CODE,
     output:
         "results/{exp}/train/{method}/model.pt",
         "results/{exp}/train/{method}/curve.tsv",
@@ -113,7 +160,11 @@ rule train:
         "logs/{exp}/train/{method}.log",
     threads: 2
     resources:
-        gpu=1,
+        gpu=train_job("gpu"),
+        nodes=train_job("nodes"),
+        mpi=train_job("mpi"),
+        tasks=train_job("tasks"),
+        tasks_per_gpu=train_job("tasks_per_gpu"),
     shell:
         "python -m stages.train --experiment {wildcards.exp} --method {wildcards.method} --log {log}"
 
@@ -129,21 +180,19 @@ rule translate:
     log:
         "logs/{exp}/translate/{method}.log",
     threads: 2
-    resources:
-        gpu=1,
     shell:
         "python -m stages.translate --experiment {wildcards.exp} --method {wildcards.method} --log {log}"
 
 
 rule evaluate:
     input:
-        expand("results/{{exp}}/translate/{method}", method=METHODS),
-        expand("results/{{exp}}/train/{method}/model.pt", method=METHODS),
+        lambda w: expand("results/{exp}/translate/{method}", exp=w.exp, method=methods_of(w.exp)),
+        lambda w: expand("results/{exp}/train/{method}/model.pt", exp=w.exp, method=methods_of(w.exp)),
         "data/{exp}/prepared", "data/{exp}/spm", "data/{exp}/bin", "stages/evaluate.py", EVAL_CODE, DATA_CODE,
     output:
         directory("results/{exp}/evaluate"),
     params:
-        evaluate=section("evaluate"), methods=METHODS,
+        evaluate=section("evaluate"), methods=lambda w: methods_of(w.exp),
     log:
         "logs/{exp}/evaluate.log",
     threads: 2

@@ -1,0 +1,75 @@
+"""Every experiment of params.yaml, and every paper, is planned by `snakemake -n` (a dry run: nothing is
+downloaded, local data need not exist): one job per stage, one train and one translate job per method of the
+experiment, and the train job asks for the GPUs and nodes that params.yaml gives it."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lsnmt.config import Params
+
+from .conftest import ROOT, copy_repo, venv_env
+
+PARAMS = Params.load(ROOT / "params.yaml")
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_repo(tmp_path_factory.mktemp("plan"))
+
+
+def dry_run(repo: Path, *config: str) -> subprocess.CompletedProcess:
+    cmd = ["snakemake", "-n", "-p", "--cores", "1", *(["--config", *config] if config else [])]
+    return subprocess.run(cmd, cwd=repo, env=venv_env(), capture_output=True, text=True)
+
+
+def job_counts(stdout: str) -> dict[str, int]:
+    """The dry run's job stats table: rule -> jobs."""
+    table = stdout.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M) if m.group(1) != "total"}
+
+
+@pytest.mark.parametrize("name", list(PARAMS.experiments))
+def test_every_experiment_is_planned(repo: Path, name: str) -> None:
+    out = dry_run(repo, f"experiment={name}")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    methods = PARAMS.methods_of(name)
+    counts = job_counts(out.stdout)
+    for stage in ("download", "prepare", "sample", "spm", "encode", "evaluate", "all"):
+        assert counts.get(stage) == 1, (stage, counts)
+    assert counts.get("params", 0) <= 1  # reports/params.csv is tracked: planned only when older than its code
+    assert counts.get("train", 0) == counts.get("translate", 0) == len(methods), counts
+    train = PARAMS.get(name).train
+    for block in re.split(r"\n(?=rule \w+:)", out.stdout):
+        if block.startswith("rule train:"):
+            assert f"gpu={train.gpus_per_node * train.nodes}, nodes={train.nodes}" in block, block
+            assert f"wildcards: exp={name}, method=" in block
+
+
+def test_a_paper_is_one_command(repo: Path) -> None:
+    out = dry_run(repo, "paper=lmsfd")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    counts = job_counts(out.stdout)
+    assert counts["evaluate"] == len(PARAMS.papers["lmsfd"]) == 3
+    assert counts["train"] == sum(len(PARAMS.methods_of(e)) for e in PARAMS.papers["lmsfd"])
+    assert counts["all"] == 1
+
+
+def test_every_paper_is_planned(repo: Path) -> None:
+    assert set(PARAMS.papers) == {"lmsfd", "clm", "lsl", "xelm"}
+    planned = {e for names in PARAMS.papers.values() for e in names}
+    assert planned == set(PARAMS.experiments) - {"default"}
+
+
+@pytest.mark.parametrize(("config", "message"), [
+    (("methods=[naive]",), "--config/--configfile changed ['methods'], but the stages read params.yaml"),
+    (("paper=nope",), "paper='nope' is not in params.yaml `papers`"),
+    (("experiment=nope",), "experiment 'nope' is not defined in params.yaml"),
+])
+def test_command_line_settings_the_stages_would_not_see_are_refused(repo: Path, config: tuple, message: str) -> None:
+    out = dry_run(repo, *config)
+    assert out.returncode != 0 and message in out.stdout + out.stderr, out.stdout[-2000:] + out.stderr[-2000:]
