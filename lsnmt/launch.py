@@ -27,6 +27,10 @@ from collections.abc import Mapping, Sequence
 
 from lsnmt.config import TrainConfig
 
+SHUTDOWN_TIMEOUT = 240
+"""Seconds ``torchrun`` gives its ranks to exit after it forwards SIGTERM before it kills them (its default, 30,
+can cut a large checkpoint's save short); the profile's ``--signal=TERM@300`` leaves 300 before the limit."""
+
 
 class LaunchError(RuntimeError):
     """The requested world cannot be started here; the message names the params.yaml key."""
@@ -46,14 +50,25 @@ def rendezvous_port(env: Mapping[str, str]) -> int:
     return 20000 + int(env.get("SLURM_JOB_ID", "0")) % 20000
 
 
+def torchrun_flags() -> list[str]:
+    """``--shutdown-timeout`` where this torch's ``torchrun`` has it (recent versions), else nothing."""
+    from torch.distributed.run import get_args_parser
+
+    options = {o for action in get_args_parser()._actions for o in action.option_strings}
+    return [f"--shutdown-timeout={SHUTDOWN_TIMEOUT}"] if "--shutdown-timeout" in options else []
+
+
 def command(train: TrainConfig, argv: Sequence[str], env: Mapping[str, str] = os.environ,
-            python: str = sys.executable, host: str | None = None, cpus: int | None = None) -> list[str] | None:
+            python: str = sys.executable, host: str | None = None, cpus: int | None = None,
+            flags: Sequence[str] | None = None) -> list[str] | None:
     """The command that runs ``python -m stages.train argv`` on every rank, or ``None`` when this process
-    should train itself (one rank, or already a rank of a ``torchrun``)."""
+    should train itself (one rank, or already a rank of a ``torchrun``). ``flags``: extra ``torchrun``
+    options (default :func:`torchrun_flags`)."""
     if train.world_size == 1 or "WORLD_SIZE" in env:
         return None
     procs = max(1, train.gpus_per_node)
-    run = [python, "-m", "torch.distributed.run", f"--nproc-per-node={procs}"]
+    extra = torchrun_flags() if flags is None else list(flags)
+    run = [python, "-m", "torch.distributed.run", f"--nproc-per-node={procs}", *extra]
     stage = ["-m", "stages.train", "--", *argv]  # `--`: torchrun would read `--log` as its own `--log-dir`
     if train.nodes == 1:
         return [*run, "--standalone", *stage]

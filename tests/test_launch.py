@@ -27,14 +27,17 @@ def test_one_rank_trains_in_its_own_process() -> None:
 
 
 def test_one_node_runs_torchrun_standalone_with_the_same_arguments() -> None:
-    cmd = launch.command(TrainConfig(gpus_per_node=4), ARGV, env={}, python="py")
+    cmd = launch.command(TrainConfig(gpus_per_node=4), ARGV, env={}, python="py", flags=[])
     assert cmd == ["py", "-m", "torch.distributed.run", "--nproc-per-node=4", "--standalone", "-m", "stages.train",
                    "--", *ARGV]
+    # this torch's torchrun waits SHUTDOWN_TIMEOUT, not 30 s, for ranks saving a checkpoint after SIGTERM
+    assert launch.command(TrainConfig(gpus_per_node=4), ARGV, env={})[4] == "--shutdown-timeout=240"
 
 
 def test_several_nodes_start_one_torchrun_per_node_through_srun() -> None:
     env = {"SLURM_JOB_ID": "12345"}
-    cmd = launch.command(TrainConfig(gpus_per_node=4, nodes=2), ARGV, env=env, python="py", host="gpu07", cpus=32)
+    cmd = launch.command(TrainConfig(gpus_per_node=4, nodes=2), ARGV, env=env, python="py", host="gpu07", cpus=32,
+                         flags=[])
     assert cmd[:7] == ["srun", "--nodes=2", "--ntasks=2", "--ntasks-per-node=1", "--cpus-per-task=32",
                        "--gpus-per-node=4", "--kill-on-bad-exit=1"]
     assert cmd[7:] == ["py", "-m", "torch.distributed.run", "--nproc-per-node=4", "--nnodes=2",
@@ -85,7 +88,8 @@ def test_stage_relaunches_itself_under_torchrun(tmp_path: Path) -> None:
                          text=True, timeout=200)
     assert out.returncode == 0, out.stderr[-3000:]
     log = (tmp_path / ARGV[-1]).read_text()
-    assert "2 rank(s) on cpu:" in log and "--nproc-per-node=2 --standalone -m stages.train -- --experiment t" in log
+    assert "2 rank(s) on cpu:" in log and "torch.distributed.run --nproc-per-node=2" in log
+    assert "--standalone -m stages.train -- --experiment t --method naive" in log
     assert "step 00004/00004" in log and "[rank 0] lsnmt.train.trainer" in log  # rank 0 appended to the file
     assert "[rank 1]" not in log
     model = torch.load(tmp_path / "results/t/train/naive/model.pt", weights_only=False)
