@@ -73,3 +73,11 @@ def test_every_paper_is_planned(repo: Path) -> None:
 def test_command_line_settings_the_stages_would_not_see_are_refused(repo: Path, config: tuple, message: str) -> None:
     out = dry_run(repo, *config)
     assert out.returncode != 0 and message in out.stdout + out.stderr, out.stdout[-2000:] + out.stderr[-2000:]
+
+
+def test_readme_gpu_hours_table_is_current() -> None:
+    from lsnmt.gpu_hours import table
+
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- gpu-hours: python -m lsnmt.gpu_hours -->\n", 1)[1].split("\n<!-- /gpu-hours -->")[0]
+    assert block == table(PARAMS), "README's GPU-hours table is stale: paste the output of python -m lsnmt.gpu_hours"
