@@ -3,16 +3,56 @@
 #   snakemake --cores 2                           # the experiment named in params.yaml
 #   snakemake --cores 2 --config experiment=iwslt14
 #   snakemake --profile slurm                     # on a SLURM cluster (slurm/config.yaml)
+#   snakemake --profile slurm --config paper=lmsfd   # every experiment of one paper (params.yaml `papers`)
+# Rules state portable needs only (threads; GPU counts: the train rule's from params.yaml, one for the other GPU
+# stages); partition, account, GPU model, memory and run time are the profile's (slurm/config.yaml).
+# An experiment's job lists (methods, tasks, x-elm experts) are its own (Params.jobs_of), so that any experiment,
+# or all of a paper's, runs by name.
 
+import sys
 from glob import glob
+
+import yaml
+
+sys.path.insert(0, workflow.basedir)
+from lsnmt.config import Params, TrainConfig  # noqa: E402  (light: no torch)
+from lsnmt.launch import job_resources  # noqa: E402
+from lsnmt.typed import build  # noqa: E402
 
 
 configfile: "params.yaml"
 report: "reports/workflow.rst"
 
-EXP = config["experiment"]
+with open("params.yaml", encoding="utf-8") as fh:
+    _FILE = yaml.safe_load(fh)
+_CHANGED = sorted(k for k in set(config) | set(_FILE) if k not in ("experiment", "paper")
+                  and config.get(k) != _FILE.get(k))
+if _CHANGED:
+    raise ValueError(f"--config/--configfile changed {_CHANGED}, but the stages read params.yaml: edit params.yaml "
+                     "(only `experiment` and `paper` may be given on the command line)")
+
 EXPERIMENTS = config["experiments"]
-METHODS = config["methods"]
+PARAMS = build(Params, _FILE, "params.yaml").with_names()  # typed, for the job lists (the stages check the rest)
+PAPERS = config.get("papers", {})
+if "paper" in config and config["paper"] not in PAPERS:
+    raise ValueError(f"paper={config['paper']!r} is not in params.yaml `papers` (known: {', '.join(PAPERS)})")
+TARGETS = PAPERS[config["paper"]] if "paper" in config else [config["experiment"]]
+for _exp in TARGETS:
+    if _exp not in EXPERIMENTS:
+        raise ValueError(f"experiment {_exp!r} is not defined in params.yaml (known: {', '.join(EXPERIMENTS)})")
+EXP = config["experiment"]
+
+
+def jobs_of(exp, key):
+    """Job list `key` of experiment `exp` (lsnmt.config.Params.jobs_of): methods, tasks, task_methods,
+    xelm_experts, xelm_targets."""
+    return list(PARAMS.jobs_of(exp, key))
+
+
+def methods_of(exp):
+    return jobs_of(exp, "methods")
+
+
 DATA_CODE = ["lsnmt/config.py", "lsnmt/typed.py", "lsnmt/io.py", "lsnmt/languages.py", "lsnmt/cli.py"]
 MODEL_CODE = sorted(glob("models/**/*.py", recursive=True))
 TRAIN_CODE = sorted(glob("lsnmt/train/*.py"))
@@ -20,16 +60,25 @@ DECODE_CODE = sorted(glob("lsnmt/decode/*.py"))
 EVAL_CODE = sorted(glob("lsnmt/eval/*.py"))
 REPORT_CODE = sorted(glob("lsnmt/report/**/*.py", recursive=True))
 TASK_CODE = sorted(glob("lsnmt/tasks/*.py"))
-TASKS, TASK_METHODS = config.get("tasks", []), config.get("task_methods", [])
 XELM_CODE = sorted(glob("lsnmt/xelm/*.py")) + ["models/lm.py", "models/layers.py", "models/attention.py",
                                                "models/embedding.py", "lsnmt/data/spm.py", "lsnmt/data/shards.py"]
-# x-elm jobs of the selected experiment (params.yaml checks them against its `xelm` section)
-XELM_EXPERTS = config.get("xelm_experts", [])
-XELM_TARGETS = config.get("xelm_targets", [])
 
 
 def section(name):
     return lambda w: EXPERIMENTS[w.exp].get(name, {})
+
+
+def setting(name, key, default):
+    return lambda w: EXPERIMENTS[w.exp].get(name, {}).get(key, default)
+
+
+def train_job(key):
+    """One of the train rule's resources (lsnmt.launch.job_resources: GPUs and nodes from params.yaml)."""
+    def get(w):
+        cfg = build(TrainConfig, EXPERIMENTS[w.exp].get("train", {}), f"experiments.{w.exp}.train")
+        return job_resources(cfg).get(key)
+
+    return get
 
 
 localrules: all, download, params, report, task_eval
@@ -45,13 +94,30 @@ def xelm_main_k(exp):
     return EXPERIMENTS[exp]["xelm"]["experts"]["main_k"]
 
 
+def outputs(exp):
+    """What running experiment `exp` produces: translation results where it trains methods, NER / QA results
+    where it has tasks, x-elm results where it has an `xelm` section."""
+    out = []
+    if methods_of(exp) and EXPERIMENTS[exp]["data"].get("train_directions", "en-centric") != "none":
+        out.append(f"results/{exp}/evaluate")
+    if jobs_of(exp, "tasks"):
+        out.append(f"results/{exp}/task_eval")
+    if EXPERIMENTS[exp].get("xelm"):
+        out += [f"results/{exp}/xelm/eval", f"results/{exp}/xelm/icl"]
+    return out
+
+
+def report_inputs(exp):
+    """outputs(exp), plus the search and the prepared data (data-statistics tables) of a translation experiment."""
+    out = outputs(exp)
+    if f"results/{exp}/evaluate" in out:
+        out += [f"results/{exp}/search", f"data/{exp}/prepared"]
+    return out
+
+
 rule all:
     input:
-        # translation: experiments with training directions; x-elm: experiments with an `xelm` section
-        expand("results/{exp}/evaluate", exp=EXP)
-        if EXPERIMENTS[EXP]["data"].get("train_directions", "en-centric") != "none" else [],
-        expand("results/{exp}/task_eval", exp=EXP),
-        expand("results/{exp}/xelm/{out}", exp=EXP, out=["eval", "icl"]) if EXPERIMENTS[EXP].get("xelm") else [],
+        [out for exp in TARGETS for out in outputs(exp)],
         "reports/params.csv",
         "reports/README.md",
 
@@ -105,7 +171,7 @@ rule spm:
         spm=section("spm"),
     log:
         "logs/{exp}/spm.log",
-    threads: 2
+    threads: setting("spm", "threads", 2)
     shell:
         "python -m stages.spm --experiment {wildcards.exp} --log {log}"
 
@@ -120,7 +186,7 @@ rule encode:
         encode=section("encode"),
     log:
         "logs/{exp}/encode.log",
-    threads: 2
+    threads: setting("encode", "workers", 2)
     shell:
         "python -m stages.encode --experiment {wildcards.exp} --log {log}"
 
@@ -144,8 +210,8 @@ rule search:
 
 rule train:
     input:
-        "data/{exp}/bin", "results/{exp}/search", "stages/train.py", "lsnmt/methods.py", TRAIN_CODE, MODEL_CODE,
-        DATA_CODE,
+        "data/{exp}/bin", "results/{exp}/search", "stages/train.py", "lsnmt/methods.py", "lsnmt/launch.py",
+        TRAIN_CODE, MODEL_CODE, DATA_CODE,
     output:
         "results/{exp}/train/{method}/model.pt",
         "results/{exp}/train/{method}/curve.tsv",
@@ -155,7 +221,11 @@ rule train:
         "logs/{exp}/train/{method}.log",
     threads: 2
     resources:
-        gpu=1,
+        gpu=train_job("gpu"),
+        nodes=train_job("nodes"),
+        mpi=train_job("mpi"),
+        tasks=train_job("tasks"),
+        tasks_per_gpu=train_job("tasks_per_gpu"),
     shell:
         "python -m stages.train --experiment {wildcards.exp} --method {wildcards.method} --log {log}"
 
@@ -179,13 +249,13 @@ rule translate:
 
 rule evaluate:
     input:
-        expand("results/{{exp}}/translate/{method}", method=METHODS),
-        expand("results/{{exp}}/train/{method}/model.pt", method=METHODS),
+        lambda w: expand("results/{exp}/translate/{method}", exp=w.exp, method=methods_of(w.exp)),
+        lambda w: expand("results/{exp}/train/{method}/model.pt", exp=w.exp, method=methods_of(w.exp)),
         "data/{exp}/prepared", "data/{exp}/spm", "data/{exp}/bin", "stages/evaluate.py", EVAL_CODE, DATA_CODE,
     output:
         directory("results/{exp}/evaluate"),
     params:
-        evaluate=section("evaluate"), methods=METHODS,
+        evaluate=section("evaluate"), methods=lambda w: methods_of(w.exp),
     log:
         "logs/{exp}/evaluate.log",
     threads: 2
@@ -199,7 +269,7 @@ rule task_prep:
     output:
         directory("data/{exp}/tasks"),
     params:
-        tasks=TASKS, task_cfg=section("task_cfg"),
+        tasks=lambda w: jobs_of(w.exp, "tasks"), task_cfg=section("task_cfg"),
     log:
         "logs/{exp}/task_prep.log",
     shell:
@@ -213,7 +283,8 @@ rule task_train:
     output:
         directory("results/{exp}/tasks"),
     params:
-        tasks=TASKS, task_methods=TASK_METHODS, task_cfg=section("task_cfg"),
+        tasks=lambda w: jobs_of(w.exp, "tasks"), task_methods=lambda w: jobs_of(w.exp, "task_methods"),
+        task_cfg=section("task_cfg"),
         task_method_cfg=section("task_method_cfg"),
     log:
         "logs/{exp}/task_train.log",
@@ -343,8 +414,8 @@ rule lm_lapt:
 rule lm_eval:
     input:
         "data/{exp}/lm", "results/{exp}/xelm/cluster", "results/{exp}/xelm/seed",
-        expand("results/{{exp}}/xelm/experts/{expert}", expert=XELM_EXPERTS),
-        expand("results/{{exp}}/xelm/hmr/{target}", target=XELM_TARGETS),
+        lambda w: expand("results/{exp}/xelm/experts/{expert}", exp=w.exp, expert=jobs_of(w.exp, "xelm_experts")),
+        lambda w: expand("results/{exp}/xelm/hmr/{target}", exp=w.exp, target=jobs_of(w.exp, "xelm_targets")),
         "results/{exp}/xelm/lapt", "stages/lm_eval.py", XELM_CODE, DATA_CODE,
     output:
         directory("results/{exp}/xelm/eval"),
@@ -361,7 +432,7 @@ rule lm_eval:
 rule lm_icl:
     input:
         "data/{exp}/lm", "results/{exp}/xelm/cluster", "results/{exp}/xelm/seed",
-        expand("results/{{exp}}/xelm/experts/{expert}", expert=XELM_EXPERTS),
+        lambda w: expand("results/{exp}/xelm/experts/{expert}", exp=w.exp, expert=jobs_of(w.exp, "xelm_experts")),
         "stages/lm_icl.py", XELM_CODE, DATA_CODE,
     output:
         directory("results/{exp}/xelm/icl"),
@@ -377,11 +448,9 @@ rule lm_icl:
 
 rule report:
     input:
-        expand("results/{exp}/evaluate", exp=EXP)
-        if EXPERIMENTS[EXP]["data"].get("train_directions", "en-centric") != "none" else [],
-        expand("results/{exp}/xelm/{out}", exp=EXP, out=["eval", "icl"]) if EXPERIMENTS[EXP].get("xelm") else [],
-        expand("results/{exp}/search", exp=EXP), expand("data/{exp}/prepared", exp=EXP), "reports/params.csv",
-        expand("results/{exp}/task_eval", exp=EXP), "reports/paper", "stages/report.py",
+        # the run's results (every experiment of a paper with --config paper=P); the stage reads whatever exists
+        [out for exp in TARGETS for out in report_inputs(exp)],
+        "reports/params.csv", "reports/paper", "stages/report.py",
         REPORT_CODE, DATA_CODE,
     output:
         report("reports/README.md", category="Index", caption="reports/workflow.rst"),

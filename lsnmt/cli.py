@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -17,12 +18,16 @@ from lsnmt.typed import ConfigError
 
 
 def setup_logging(log_file: str | None) -> None:
+    """Log to stderr and ``log_file``. Under ``torchrun`` (``RANK`` set) only rank 0 writes the file, appending
+    after the launcher's line; the other ranks log to stderr with their rank in the prefix."""
+    rank = os.environ.get("RANK")
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
-    if log_file:
+    if log_file and rank in (None, "0"):
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
-        handlers.append(logging.FileHandler(log_file, mode="w", encoding="utf-8"))
+        handlers.append(logging.FileHandler(log_file, mode="w" if rank is None else "a", encoding="utf-8"))
+    prefix = "" if rank is None else f"[rank {rank}] "
     logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+                        format=f"%(asctime)s %(levelname)s {prefix}%(name)s: %(message)s")
 
 
 def stage_args(name: str, argv: list[str] | None = None, **extra: str) -> tuple[argparse.Namespace, Experiment]:
@@ -63,48 +68,40 @@ def run(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
 def run_method(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
     """Run ``fn(exp, method)`` for a stage keyed by experiment and method (``--method``)."""
     args, exp = stage_args(name, argv, method="method name (params.yaml `methods`)")
-    params = Params.load(args.params)
-    if args.method not in params.methods:
-        logging.getLogger(f"stages.{name}").error("method %r is not listed in %s `methods` %s", args.method,
-                                                  args.params, list(params.methods))
+    methods = Params.load(args.params).methods_of(exp.name)
+    if args.method not in methods:
+        logging.getLogger(f"stages.{name}").error("method %r is not among the methods of experiment %r in %s %s",
+                                                  args.method, exp.name, args.params, list(methods))
         raise SystemExit(2)
     guarded(name, lambda: fn(exp, args.method))
 
 
 def run_all_methods(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
-    """Run ``fn(exp, methods)`` for a stage that compares every method of params.yaml's ``methods``."""
+    """Run ``fn(exp, methods)`` for a stage that compares every method of the experiment
+    (:meth:`~lsnmt.config.Params.methods_of`)."""
     args, exp = stage_args(name, argv)
-    methods = Params.load(args.params).methods
+    methods = Params.load(args.params).methods_of(exp.name)
     guarded(name, lambda: fn(exp, methods))
 
 
 def run_tasks(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
-    """Run ``fn(exp, tasks, task_methods)`` for the NER / QA stages (params.yaml's ``tasks`` and ``task_methods``,
-    checked against the experiment given with ``--experiment``)."""
+    """Run ``fn(exp, tasks, task_methods)`` for the NER / QA stages: the experiment's ``tasks`` and
+    ``task_methods`` (its own lists, else the top-level ones; ``Params.load`` has checked them)."""
     args, exp = stage_args(name, argv)
     params = Params.load(args.params)
-    log = logging.getLogger(f"stages.{name}")
-    for i, task in enumerate(params.tasks):
-        if task not in exp.task_cfg:
-            log.error("tasks[%d]: %r is not defined under experiments.%s.task_cfg (known: %s)", i, task, exp.name,
-                      ", ".join(exp.task_cfg) or "none")
-            raise SystemExit(2)
-    for i, method in enumerate(params.task_methods):
-        if method != "naive" and method not in exp.task_method_cfg:
-            log.error("task_methods[%d]: %r is neither naive nor defined under experiments.%s.task_method_cfg", i,
-                      method, exp.name)
-            raise SystemExit(2)
-    guarded(name, lambda: fn(exp, params.tasks, params.task_methods))
+    tasks, methods = params.jobs_of(exp.name, "tasks"), params.jobs_of(exp.name, "task_methods")
+    guarded(name, lambda: fn(exp, tasks, methods))
 
 
 def run_keyed(name: str, key: str, allowed: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
-    """Run ``fn(exp, value)`` for a stage keyed by one identity argument ``--<key>`` whose value must be listed
-    in params.yaml's top-level list ``allowed`` (e.g. ``--expert`` in ``xelm_experts``)."""
+    """Run ``fn(exp, value)`` for a stage keyed by one identity argument ``--<key>`` whose value must be one of
+    the experiment's job list ``allowed`` (:meth:`~lsnmt.config.Params.jobs_of`, e.g. ``--expert`` in
+    ``xelm_experts``)."""
     args, exp = stage_args(name, argv, **{key: f"one of params.yaml `{allowed}`"})
     value = getattr(args, key)
-    listed = getattr(Params.load(args.params), allowed)
+    listed = Params.load(args.params).jobs_of(exp.name, allowed)
     if value not in listed:
-        logging.getLogger(f"stages.{name}").error("%s %r is not listed in %s `%s` %s", key, value, args.params,
-                                                  allowed, list(listed))
+        logging.getLogger(f"stages.{name}").error("%s %r is not among the %s of experiment %r in %s %s", key, value,
+                                                  allowed, exp.name, args.params, list(listed))
         raise SystemExit(2)
     guarded(name, lambda: fn(exp, value))

@@ -284,10 +284,29 @@ class TrainConfig:
     """Validate on the first N sentences of each direction only (quick runs; ``None``: all)."""
     max_source_positions: int = 1024
     max_target_positions: int = 1024
+    gpus_per_node: int = 1
+    """GPUs of one training job per node, one DDP rank each (``max_tokens`` is per rank, as fairseq's
+    ``--max-tokens`` is per GPU: the global batch is ``max_tokens * update_freq * gpus_per_node * nodes``).
+    More than one: ``stages.train`` runs itself under ``torchrun`` (:mod:`lsnmt.launch`); on a machine without
+    CUDA the ranks run on the CPU (gloo). ``0``: the job asks for no GPU (a CPU job of one process)."""
+    nodes: int = 1
+    """Nodes of one training job; more than one needs a SLURM allocation (``snakemake --profile slurm``):
+    one ``torchrun`` per node, started by ``srun``."""
 
     def __post_init__(self) -> None:
         if len(self.adam_betas) != 2:
             raise FieldError("adam_betas", f"expected two values, got {list(self.adam_betas)}")
+        if self.gpus_per_node < 0:
+            raise FieldError("gpus_per_node", f"must be >= 0, got {self.gpus_per_node}")
+        if self.nodes < 1:
+            raise FieldError("nodes", f"must be >= 1, got {self.nodes}")
+        if self.nodes > 1 and self.gpus_per_node < 1:
+            raise FieldError("nodes", "several nodes need gpus_per_node >= 1")
+
+    @property
+    def world_size(self) -> int:
+        """DDP ranks of one training run."""
+        return max(1, self.gpus_per_node) * self.nodes
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -357,19 +376,33 @@ class Experiment:
     top-level ``methods`` is ``naive`` or a key here."""
     task_cfg: dict[str, TaskConfig] = field(default_factory=dict)
     """NER / QA fine-tuning tasks on XLM-R (LMS-FD Sec. 5.3-5.4; ``lsnmt/tasks/config.py``), run by the
-    ``task_*`` stages for the names in the top-level ``tasks`` list."""
+    ``task_*`` stages for the names in ``tasks``."""
     task_method_cfg: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Methods of the tasks, like ``method_cfg`` (kinds ``lms`` and ``lms_fd``, inserted into XLM-R's FFNs);
-    a name in the top-level ``task_methods`` is ``naive`` or a key here."""
+    a name in ``task_methods`` is ``naive`` or a key here."""
     search: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Architecture searches the ``search`` stage runs (LSL Sec. 3.2): ``{name: {…models.ls.lsl.LSLSearchConfig
     settings}}``; an LSL method with ``architecture: <name>`` trains the architecture that search selects."""
     xelm: XelmConfig | None = None
     """Cross-lingual expert LMs (x-elm, ``lsnmt/xelm/``); ``None``: the experiment runs no x-elm stage."""
+    methods: tuple[str, ...] | None = None
+    """The methods of this experiment's paper tables (``naive`` or keys of ``method_cfg``): what runs when the
+    experiment is run by name (``snakemake --config experiment=X`` or ``paper=P``). ``None``: the top-level
+    ``methods``. DVC trains the top-level list, so where ``experiment`` selects an experiment with its own
+    list, the two must be equal (``Params.load`` says so)."""
+    tasks: tuple[str, ...] | None = None
+    """This experiment's NER / QA tasks (keys of ``task_cfg``); ``None``: the top-level ``tasks``. Same rule as
+    ``methods``."""
+    task_methods: tuple[str, ...] | None = None
+    """The methods its tasks train; ``None``: the top-level ``task_methods``. Same rule as ``methods``."""
 
     def __post_init__(self) -> None:
         if self.xelm is not None:
             self.xelm.check(self.data.languages)
+
+
+OWN_LISTS = ("methods", "tasks", "task_methods")
+"""Job lists an experiment may set for itself (``None``: the top-level list)."""
 
 
 def _check_methods(params: Params) -> None:
@@ -398,17 +431,47 @@ class Params:
     Snakemake iterate over this list."""
     xelm_targets: tuple[str, ...] = ()
     """HMR jobs (``lm_hmr@<lang>``): exactly the selected experiment's ``xelm.hmr.targets``."""
+    papers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Paper -> its experiments, for one command per paper: ``snakemake --profile slurm --config paper=lmsfd``."""
 
     def __post_init__(self) -> None:
         if self.experiment not in self.experiments:
             raise FieldError("experiment", f"{self.experiment!r} is not defined under experiments")
-        xelm = self.experiments[self.experiment].xelm
-        expected = ((), ()) if xelm is None else (tuple(expert_ids(xelm)), xelm.hmr.targets)
-        for key, have, want in (("xelm_experts", self.xelm_experts, expected[0]),
-                                ("xelm_targets", self.xelm_targets, expected[1])):
-            if have != want:
-                raise FieldError(key, f"must list the x-elm jobs of experiment {self.experiment!r} in this order: "
-                                 f"{list(want)} (got {list(have)})")
+        self._check_selected_jobs()
+        for paper, names in self.papers.items():
+            for i, name in enumerate(names):
+                if name not in self.experiments:
+                    raise FieldError(f"papers.{paper}[{i}]", f"{name!r} is not defined under experiments")
+
+    def _check_selected_jobs(self) -> None:
+        """DVC's matrices are the top-level job lists: they must be what the selected experiment runs (its own
+        ``methods`` / ``tasks`` / ``task_methods``, the x-elm jobs its ``xelm`` section implies)."""
+        keys = (*OWN_LISTS, "xelm_experts", "xelm_targets")
+        want = {k: tuple(self.jobs_of(self.experiment, k)) for k in keys}
+        wrong = [k for k in keys if tuple(getattr(self, k)) != want[k]]
+        if wrong:
+            flags = " ".join(f"-S '{k}=[{','.join(want[k])}]'" for k in wrong)
+            raise FieldError(wrong[0], f"{list(getattr(self, wrong[0]))} differs from what experiment "
+                             f"{self.experiment!r} runs, {list(want[wrong[0]])}; dvc.yaml runs the top-level job "
+                             f"lists, so set them to the experiment's: dvc exp run -S experiment={self.experiment} "
+                             f"{flags}")
+
+    def methods_of(self, name: str) -> tuple[str, ...]:
+        """The methods experiment ``name`` runs: its own ``methods``, else the top-level list."""
+        return self.jobs_of(name, "methods")
+
+    def jobs_of(self, name: str, key: str) -> tuple[str, ...]:
+        """The job list ``key`` of experiment ``name``: ``methods``, ``tasks``, ``task_methods`` (its own list,
+        else the top-level one), or ``xelm_experts`` / ``xelm_targets`` (what its ``xelm`` section implies)."""
+        exp = self.get(name)
+        if key in OWN_LISTS:
+            own = getattr(exp, key)
+            return getattr(self, key) if own is None else own
+        if key not in ("xelm_experts", "xelm_targets"):
+            raise KeyError(key)
+        if exp.xelm is None:
+            return ()
+        return tuple(expert_ids(exp.xelm)) if key == "xelm_experts" else exp.xelm.hmr.targets
 
     def get(self, name: str | None = None) -> Experiment:
         name = name or self.experiment

@@ -124,12 +124,15 @@ def bind(exp: Experiment, name: str, kind: str | None, cfg: Any, *, stored: Mapp
 
 
 def check(params: Params) -> None:
-    """Every ``method_cfg`` and ``search`` entry builds; every name in ``methods`` is ``naive`` or defined in the
-    selected experiment; a method's ``architecture`` names a search of its experiment. Raises
-    :class:`ConfigError` naming the key path."""
+    """Every ``method_cfg``, ``task_method_cfg`` and ``search`` entry builds; a method's ``architecture`` names a
+    search of its experiment; every experiment's job lists (its own ``methods`` / ``tasks`` / ``task_methods``,
+    else the top-level ones: :meth:`~lsnmt.config.Params.jobs_of`) name what it defines, so that any
+    experiment runs by name (``Params`` checks that the top-level lists are the selected experiment's).
+    Raises :class:`ConfigError` naming the key path."""
     from lsnmt.search import searches
 
-    for exp_name, exp in params.experiments.items():
+    for exp_name in sorted(params.experiments, key=lambda n: n != params.experiment):  # the selected one first
+        exp = params.experiments[exp_name]
         known = searches(exp, exp_name)
         for name, entry in exp.method_cfg.items():
             path = f"experiments.{exp_name}.method_cfg.{name}"
@@ -145,18 +148,26 @@ def check(params: Params) -> None:
             if name == NAIVE:
                 raise ConfigError(f"{path}: `naive` is the plain model and takes no task_method_cfg entry")
             _task_entry(entry, path)
-    selected = params.experiments[params.experiment]
-    for i, name in enumerate(params.tasks):
-        if name not in selected.task_cfg:
-            raise ConfigError(f"tasks[{i}]: {name!r} is not a key of experiments.{params.experiment}.task_cfg "
-                              f"(known: {', '.join(selected.task_cfg) or 'none'})")
-    for i, name in enumerate(params.task_methods):
-        if name != NAIVE and name not in selected.task_method_cfg:
-            known = ", ".join([NAIVE, *selected.task_method_cfg])
-            raise ConfigError(f"task_methods[{i}]: {name!r} is neither naive nor a key of "
-                              f"experiments.{params.experiment}.task_method_cfg (known: {known})")
-    for i, name in enumerate(params.methods):
-        if name != NAIVE and name not in selected.method_cfg:
-            known = ", ".join([NAIVE, *selected.method_cfg])
-            raise ConfigError(f"methods[{i}]: {name!r} is neither naive nor a key of "
-                              f"experiments.{params.experiment}.method_cfg (known: {known})")
+        _check_lists(params, exp_name)
+
+
+def _check_lists(params: Params, exp_name: str) -> None:
+    """The job lists experiment ``exp_name`` runs name what it defines."""
+    exp = params.experiments[exp_name]
+
+    def check_list(key: str, defined: Mapping[str, Any], section: str, naive: bool) -> None:
+        own = getattr(exp, key) is not None
+        where = f"experiments.{exp_name}.{key}" if own else key
+        inherited = "" if own or exp_name == params.experiment else \
+            f"; experiments.{exp_name} has no own `{key}` and inherits the top-level list"
+        for i, name in enumerate(params.jobs_of(exp_name, key)):
+            if not (naive and name == NAIVE) and name not in defined:
+                known = ", ".join(([NAIVE] if naive else []) + list(defined)) or "none"
+                what = "neither naive nor a key" if naive else "not a key"
+                raise ConfigError(f"{where}[{i}]: {name!r} is {what} of experiments.{exp_name}.{section} "
+                                  f"(known: {known}){inherited}")
+
+    check_list("methods", exp.method_cfg, "method_cfg", naive=True)
+    check_list("tasks", exp.task_cfg, "task_cfg", naive=False)
+    if params.jobs_of(exp_name, "tasks"):
+        check_list("task_methods", exp.task_method_cfg, "task_method_cfg", naive=True)

@@ -6,33 +6,63 @@ Resumable state lives in ``work/{exp}/ckpt/{method}`` (undeclared: the front end
 outputs before a run); the finished model and its curve go to ``results/{exp}/train/{method}``.
 An LSL method with ``architecture: <search>`` (LSL-NAS) reads the layout the ``search`` stage selected
 (``results/{exp}/search``, a declared input of every train job); one with ``dense_steps`` first trains its
-dense model (LSL Sec. 3.3, ``lsnmt/train/pretrain.py``). Under ``torchrun`` every rank runs this same command (DDP).
+dense model (LSL Sec. 3.3, ``lsnmt/train/pretrain.py``).
+With ``train.gpus_per_node`` > 1 or ``train.nodes`` > 1 the command re-executes itself under
+``torchrun`` (lsnmt.launch) and every rank runs this same command (DDP). SIGTERM or SIGUSR1 (preemption,
+the end of a SLURM time limit) saves a checkpoint and exits with 128 + the signal number; the next run resumes.
 """
 
 import functools
+import logging
+import os
+import shlex
+import sys
 from pathlib import Path
 
-from lsnmt import methods
+from lsnmt import launch, methods
 from lsnmt.cli import run_method
 from lsnmt.data import layout
 from lsnmt.train.pretrain import dense_pretrained
-from lsnmt.train.trainer import train
+from lsnmt.train.trainer import Interrupted, train
 from models.build import build_transformer
 
+log = logging.getLogger("stages.train")
 
-def _train(exp, method: str) -> None:  # noqa: ANN001
+
+def _relaunch(exp, argv: list[str]) -> None:  # noqa: ANN001
+    """Replace this process by the multi-rank launcher when params.yaml asks for several ranks."""
+    try:
+        cmd = launch.command(exp.train, argv)
+        if cmd is None:
+            return
+        device = launch.check_devices(exp.train)
+    except launch.LaunchError as exc:
+        log.error("%s", exc)
+        raise SystemExit(2) from None
+    log.info("%d rank(s) on %s: %s", exp.train.world_size, device, shlex.join(cmd))
+    logging.shutdown()  # flush the log before exec; rank 0 appends to it
+    os.execvp(cmd[0], cmd)
+
+
+def _train(exp, method: str, argv: list[str]) -> None:  # noqa: ANN001
+    _relaunch(exp, argv)
     kind, cfg = methods.resolve(exp, method)
     cfg = methods.bind(exp, method, kind, cfg)
     bin_dir, work_dir = layout.bin_dir(exp.name), Path("work") / exp.name / "ckpt" / method
     factory = functools.partial(build_transformer, method=kind, method_cfg=cfg)
-    if getattr(cfg, "dense_steps", 0):
-        factory = dense_pretrained(exp, method, cfg, bin_dir, work_dir, factory)
-    train(exp, bin_dir, Path("results") / exp.name / "train" / method, work_dir, model_factory=factory,
-          criterion=methods.criterion(kind), method=methods.record(method, kind, cfg))
+    try:
+        if getattr(cfg, "dense_steps", 0):
+            factory = dense_pretrained(exp, method, cfg, bin_dir, work_dir, factory)
+        train(exp, bin_dir, Path("results") / exp.name / "train" / method, work_dir, model_factory=factory,
+              criterion=methods.criterion(kind), method=methods.record(method, kind, cfg))
+    except Interrupted as exc:
+        log.warning("%s", exc)
+        raise SystemExit(128 + exc.signum) from None
 
 
 def main(argv: list[str] | None = None) -> None:
-    run_method("train", _train, argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    run_method("train", lambda exp, method: _train(exp, method, args), args)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Shared fixtures and the ``--slow`` switch (slow end-to-end tests are skipped unless given)."""
+"""Shared fixtures and the ``--slow`` and ``--slurm`` switches (tests so marked are skipped unless given)."""
 
 from __future__ import annotations
 
@@ -14,15 +14,19 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--slow", action="store_true", help="also run tests marked slow")
+    parser.addoption("--slurm", action="store_true",
+                     help="also run tests marked slurm (a real one-node SLURM: root, apt-get; .ci/run does)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("--slow"):
-        return
-    skip = pytest.mark.skip(reason="slow: run with --slow")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+    switches = {"slow": "slow: run with --slow",
+                "slurm": "real SLURM (root; installs and starts slurm-wlm, munge, mariadb): run with --slurm"}
+    for mark, reason in switches.items():
+        if config.getoption(f"--{mark}"):
+            continue
+        for item in items:
+            if item.get_closest_marker(mark) is not None:
+                item.add_marker(pytest.mark.skip(reason=reason))
 
 
 def copy_repo(dest: Path) -> Path:

@@ -90,3 +90,39 @@ def test_unknown_kind_and_key(tmp_path: Path) -> None:
 def test_listed_method_must_be_defined(tmp_path: Path) -> None:
     msg = _error(tmp_path, lambda r: r.__setitem__("methods", ["naive", "nope"]))
     assert "methods[1]: 'nope' is neither naive nor a key of experiments.default.method_cfg" in msg
+
+
+def test_an_experiments_own_methods_must_be_defined(tmp_path: Path) -> None:
+    msg = _error(tmp_path, lambda r: r["experiments"]["opus15"].__setitem__("methods", ["naive", "fd"]))
+    assert "experiments.opus15.methods[1]: 'fd' is neither naive nor a key of experiments.opus15.method_cfg" in msg
+
+
+def test_selecting_an_experiment_with_its_own_methods_needs_the_same_top_level_list(tmp_path: Path) -> None:
+    """dvc.yaml's matrix is the top-level list: DVC and the stages must agree on what runs."""
+    msg = _error(tmp_path, lambda r: r.__setitem__("experiment", "wmt14"))
+    assert "methods: ['naive', 'lms'" in msg and "differs from what experiment 'wmt14' runs" in msg
+    assert ("dvc exp run -S experiment=wmt14 -S 'methods=[naive,adapter,clsr,deep,sclm,mclm]' -S 'tasks=[]' "
+            "-S 'xelm_experts=[]' -S 'xelm_targets=[]'") in msg
+
+    def select(raw: dict) -> None:
+        raw.update(experiment="wmt14", methods=raw["experiments"]["wmt14"]["methods"], tasks=[], xelm_experts=[],
+                   xelm_targets=[])
+
+    params = _load(tmp_path, select)
+    assert params.methods_of("wmt14") == params.methods == ("naive", "adapter", "clsr", "deep", "sclm", "mclm")
+    assert params.methods_of("default") == params.methods  # no list of its own: the top-level one
+
+
+def test_papers_name_defined_experiments(tmp_path: Path) -> None:
+    msg = _error(tmp_path, lambda r: r["papers"].__setitem__("lmsfd", ["iwslt14", "opus1000"]))
+    assert "papers.lmsfd[1]: 'opus1000' is not defined under experiments" in msg
+
+
+def test_an_experiment_without_its_own_list_must_fit_the_top_level_one(tmp_path: Path) -> None:
+    """Any experiment runs by name (snakemake --config experiment=X): one that inherits the top-level list must
+    define what it names."""
+    msg = _error(tmp_path, lambda r: r["experiments"]["iwslt14"].pop("methods"))
+    assert "methods[10]: 'sclm' is neither naive nor a key of experiments.iwslt14.method_cfg" in msg
+    assert "experiments.iwslt14 has no own `methods` and inherits the top-level list" in msg
+    msg = _error(tmp_path, lambda r: r["experiments"]["iwslt14"].pop("tasks"))
+    assert "tasks[0]: 'wikiann' is not a key of experiments.iwslt14.task_cfg (known: none)" in msg

@@ -1,4 +1,5 @@
-"""Read the two front ends' view of the graph: Snakemake's dry run and DVC's resolved stages."""
+"""Read the two front ends' view of the graph (Snakemake's dry run, DVC's resolved stages), and hand a finished
+Snakemake run over to DVC."""
 
 from __future__ import annotations
 
@@ -6,6 +7,10 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
+
+from .conftest import venv_env
 
 
 @dataclass(frozen=True)
@@ -47,3 +52,28 @@ def dvc_steps(repo: Path) -> dict[frozenset[str], Step]:
         steps = [Step(s.name.split("@")[0], s.cmd, frozenset(str(o.def_path) for o in s.outs),
                       frozenset(str(d.def_path) for d in s.deps)) for s in r.index.stages]
     return {s.outs: s for s in steps}
+
+
+def run(repo: Path, *cmd: str) -> str:
+    out = subprocess.run(cmd, cwd=repo, env=venv_env(), capture_output=True, text=True)
+    assert out.returncode == 0, f"{' '.join(cmd)}:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
+    return out.stdout + out.stderr
+
+
+def commit_outputs_and_plan_a_sweep(repo: Path, exp: str, methods: list[str]) -> None:
+    """`dvc commit` a finished Snakemake run, then check that a decoding change replans translation only
+    (`dvc repro --dry` on params.yaml edited as `dvc exp run -S` would; the file is restored)."""
+    run(repo, "dvc", "commit", "--force")
+    assert "up to date" in run(repo, "dvc", "status").lower()
+    git = ["git", "-c", "user.name=ci", "-c", "user.email=ci@localhost"]
+    run(repo, *git, "add", "-A")
+    run(repo, *git, "commit", "-qm", "a finished run, recorded by dvc commit")
+    text = (repo / "params.yaml").read_text()
+    params = yaml.safe_load(text)
+    params["experiments"][exp]["decode"]["beam"] = 1
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dry = run(repo, "dvc", "repro", "--dry")
+    (repo / "params.yaml").write_text(text)
+    stages = {line.split("'")[1] for line in dry.splitlines() if line.startswith("Running stage")}
+    translate = {f"translate@{m}" for m in methods}
+    assert translate <= stages <= translate | {"evaluate"}, dry

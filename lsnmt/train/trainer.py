@@ -14,11 +14,16 @@ copied to ``out_dir`` (``results/train/{method}``)::
     out_dir/curve.tsv
 
 A ``work_dir`` whose fingerprint differs (changed model, training or data
-settings) is moved to ``{work_dir}.stale`` and training starts afresh; changing
+settings, or number of ranks) is moved to ``{work_dir}.stale`` and training starts afresh; changing
 only ``max_steps``, ``log_every``, ``validate_every``, ``save_every`` or
 ``keep_last`` resumes. Under ``torchrun`` every rank trains (DDP, NCCL on CUDA,
 gloo on CPU); rank 0 alone logs and writes files. A CPU run is bitwise
 reproducible for a given seed, however often it was interrupted.
+
+SIGTERM (SLURM preemption, ``scancel``, the time limit) or SIGUSR1 asks the run to stop: after the
+update in progress, all ranks agree on the step, rank 0 writes ``last.pt`` (not a ``step{N}.pt``, so
+that ``keep_last`` and checkpoint averaging see the same files as in an uninterrupted run) and
+:class:`Interrupted` is raised; the next call resumes from there, bit for bit on CPU.
 """
 
 from __future__ import annotations
@@ -28,8 +33,11 @@ import json
 import logging
 import math
 import shutil
+import signal
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
@@ -54,8 +62,21 @@ from models.ls.base import Criterion
 
 log = logging.getLogger(__name__)
 
-NO_EFFECT = ("max_steps", "log_every", "validate_every", "save_every", "keep_last")
-"""Training settings that do not change the weights of a given step: a run resumes across changes to them."""
+NO_EFFECT = ("max_steps", "log_every", "validate_every", "save_every", "keep_last", "gpus_per_node", "nodes")
+"""Training settings that do not change the weights of a given step: a run resumes across changes to them
+(``gpus_per_node`` and ``nodes`` enter the fingerprint as the number of ranks, which does change them)."""
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
+"""Signals that make a run save ``last.pt`` and stop (SLURM sends SIGTERM before it kills a job)."""
+
+
+class Interrupted(RuntimeError):
+    """Training stopped on a signal after saving ``last.pt``; running again resumes."""
+
+    def __init__(self, signum: int, step: int) -> None:
+        super().__init__(f"stopped by {signal.Signals(signum).name} after update {step}; "
+                         "checkpoint saved, the next run resumes from it")
+        self.signum, self.step = signum, step
 
 
 class ModelFactory(Protocol):
@@ -72,6 +93,8 @@ def fingerprint(exp: Experiment, bin_dir: Path, method: Mapping[str, Any] | None
             "meta": json.loads((bin_dir / "meta.json").read_text(encoding="utf-8"))}
     if method is not None:
         blob["method"] = method
+    if exp.train.world_size > 1:  # the global batch holds update_freq batches per rank
+        blob["world_size"] = exp.train.world_size
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -182,7 +205,33 @@ def _finish(run: Run, exp: Experiment, config: dict[str, Any], work_dir: Path, o
     return source
 
 
-def _loop(run: Run, plan: list[EvalSet], curve: Curve | None, config: dict[str, Any], work_dir: Path) -> dict:
+@contextmanager
+def _stop_requests() -> Iterator[list[int]]:
+    """Catch :data:`STOP_SIGNALS` while training: the yielded list receives their numbers (handlers are
+    restored on exit; outside the main thread nothing is caught)."""
+    caught: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
+    previous = {sig: signal.signal(sig, lambda signum, _frame: caught.append(signum)) for sig in STOP_SIGNALS}
+    try:
+        yield caught
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _stop_signal(run: Run, caught: list[int]) -> int:
+    """The signal every rank stops on (0: none); one scalar all-reduce per update when there are several ranks."""
+    if run.dist.world_size == 1:
+        return caught[0] if caught else 0
+    flag = torch.tensor([float(caught[0] if caught else 0)], device=run.dist.device)
+    torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
+    return int(flag.item())
+
+
+def _loop(run: Run, plan: list[EvalSet], curve: Curve | None, config: dict[str, Any], work_dir: Path,
+          caught: list[int]) -> dict:
     cfg, main = run.cfg, run.dist.is_main
     bar = tqdm(total=cfg.max_steps, initial=run.step, desc="train", unit="step", disable=None if main else True)
     valid: dict[str, dict[str, float]] = {}
@@ -217,6 +266,12 @@ def _loop(run: Run, plan: list[EvalSet], curve: Curve | None, config: dict[str, 
         periodic = final or run.step % cfg.save_every == 0
         if main and (periodic or improved):
             _save(run, config, work_dir, periodic=periodic, improved=improved)
+        if not final and (signum := _stop_signal(run, caught)):
+            if main and not periodic:
+                ckpt.save(work_dir / "last.pt", _state(run, config))
+            run.dist.barrier()
+            bar.close()
+            raise Interrupted(signum, run.step)
     bar.close()
     return valid
 
@@ -233,7 +288,8 @@ def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
 
     Returns ``{"step", "epoch", "best_valid", "valid", "source", "skipped_sentences"}``
     (``valid``: per-direction loss/nll in bits of the last validation of this call).
-    Raises ``FloatingPointError`` naming the update whose loss or gradient is not finite.
+    Raises ``FloatingPointError`` naming the update whose loss or gradient is not finite, and
+    :class:`Interrupted` after SIGTERM / SIGUSR1 (``last.pt`` written).
     """
     if exp.train.max_steps < 1:
         raise ValueError(f"train.max_steps must be >= 1, got {exp.train.max_steps}")
@@ -249,7 +305,8 @@ def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
             run.net = DistributedDataParallel(run.model, device_ids=[dist.device.index] if dist.device.type == "cuda"
                                               else None, find_unused_parameters=True)
         curve = Curve(work_dir / "curve.tsv", run.step if resumed else None) if dist.is_main else None
-        valid = _loop(run, plan, curve, config, work_dir)
+        with _stop_requests() as caught:
+            valid = _loop(run, plan, curve, config, work_dir, caught)
         source = _finish(run, exp, config, work_dir, out_dir) if dist.is_main else ""
         dist.barrier()
         best = run.best_valid if math.isfinite(run.best_valid) else None

@@ -1,0 +1,101 @@
+"""Every experiment of params.yaml, and every paper, is planned by `snakemake -n` (a dry run: nothing is
+downloaded, local data need not exist): one job per stage, one train and one translate job per method of the
+experiment, and the train job asks for the GPUs and nodes that params.yaml gives it."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lsnmt.config import Params
+
+from .conftest import ROOT, copy_repo, venv_env
+
+PARAMS = Params.load(ROOT / "params.yaml")
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_repo(tmp_path_factory.mktemp("plan"))
+
+
+def dry_run(repo: Path, *config: str) -> subprocess.CompletedProcess:
+    cmd = ["snakemake", "-n", "-p", "--cores", "1", *(["--config", *config] if config else [])]
+    return subprocess.run(cmd, cwd=repo, env=venv_env(), capture_output=True, text=True)
+
+
+def job_counts(stdout: str) -> dict[str, int]:
+    """The dry run's job stats table: rule -> jobs."""
+    table = stdout.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M) if m.group(1) != "total"}
+
+
+def expected_jobs(name: str) -> dict[str, int]:
+    """Jobs of running experiment ``name``: translation where it has methods and training directions, NER / QA
+    where it has tasks, x-elm where it has an ``xelm`` section; the report always."""
+    exp, jobs = PARAMS.get(name), {"report": 1}
+    methods = PARAMS.methods_of(name)
+    if methods and exp.data.train_directions != "none":
+        jobs.update(dict.fromkeys(("download", "prepare", "sample", "spm", "encode", "search", "evaluate"), 1),
+                    train=len(methods), translate=len(methods))
+    if PARAMS.jobs_of(name, "tasks"):
+        jobs.update(download=1, task_prep=1, task_train=1, task_eval=1)
+    if exp.xelm is not None:
+        jobs.update(download=1, prepare=1, spm=1, lm_data=1, cluster=1, lm_seed=1, lm_lapt=1, lm_eval=1, lm_icl=1,
+                    lm_expert=len(PARAMS.jobs_of(name, "xelm_experts")),
+                    lm_hmr=len(PARAMS.jobs_of(name, "xelm_targets")))
+    return jobs
+
+
+@pytest.mark.parametrize("name", list(PARAMS.experiments))
+def test_every_experiment_is_planned(repo: Path, name: str) -> None:
+    out = dry_run(repo, f"experiment={name}")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    counts = job_counts(out.stdout)
+    assert counts.get("params", 0) <= 1  # reports/params.csv is tracked: planned only when older than its code
+    counts.pop("params", None)
+    assert counts.pop("all") == 1
+    assert counts == expected_jobs(name)
+    train = PARAMS.get(name).train
+    for block in re.split(r"\n(?=rule \w+:)", out.stdout):
+        if block.startswith("rule train:"):
+            assert f"gpu={train.gpus_per_node * train.nodes}, nodes={train.nodes}" in block, block
+            assert f"wildcards: exp={name}, method=" in block
+
+
+def test_a_paper_is_one_command(repo: Path) -> None:
+    out = dry_run(repo, "paper=lmsfd")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    counts = job_counts(out.stdout)
+    names = PARAMS.papers["lmsfd"]
+    assert counts["evaluate"] == sum(expected_jobs(e).get("evaluate", 0) for e in names) == 3
+    assert counts["task_eval"] == 1  # xlmr_tasks: NER and QA (LMS-FD Sec. 5.3-5.4)
+    assert counts["train"] == sum(len(PARAMS.methods_of(e)) for e in names)
+    assert counts["all"] == counts["report"] == 1
+
+
+def test_every_paper_is_planned(repo: Path) -> None:
+    assert set(PARAMS.papers) == {"lmsfd", "clm", "lsl", "xelm"}
+    planned = {e for names in PARAMS.papers.values() for e in names}
+    assert planned == set(PARAMS.experiments) - {"default"}
+
+
+@pytest.mark.parametrize(("config", "message"), [
+    (("methods=[naive]",), "--config/--configfile changed ['methods'], but the stages read params.yaml"),
+    (("paper=nope",), "paper='nope' is not in params.yaml `papers`"),
+    (("experiment=nope",), "experiment 'nope' is not defined in params.yaml"),
+])
+def test_command_line_settings_the_stages_would_not_see_are_refused(repo: Path, config: tuple, message: str) -> None:
+    out = dry_run(repo, *config)
+    assert out.returncode != 0 and message in out.stdout + out.stderr, out.stdout[-2000:] + out.stderr[-2000:]
+
+
+def test_readme_gpu_hours_table_is_current() -> None:
+    from lsnmt.gpu_hours import table
+
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- gpu-hours: python -m lsnmt.gpu_hours -->\n", 1)[1].split("\n<!-- /gpu-hours -->")[0]
+    assert block == table(PARAMS), "README's GPU-hours table is stale: paste the output of python -m lsnmt.gpu_hours"
