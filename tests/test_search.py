@@ -79,7 +79,7 @@ def test_lsl_nas_trains_the_selected_architecture(searched: Path, monkeypatch: p
 
     monkeypatch.chdir(searched)
     exp = _exp()
-    _train(exp, "nas")
+    _train(exp, "nas", [])  # argv: used only to relaunch under torchrun (one rank here)
     arch = json.loads(Path("results/t/search/s/architecture.json").read_text())
     model_pt = torch.load("results/t/train/nas/model.pt", weights_only=False)
     record = model_pt["config"]["method"]
