@@ -11,7 +11,8 @@ from typing import Any, Literal
 
 from lsnmt.report.runs import Results, Run
 
-Kind = Literal["score", "params", "rate", "ppl", "text", "count"]
+Kind = Literal["score", "params", "rate", "ppl", "text", "count", "comet"]
+"""``comet``: a score on COMET's 0-1 scale (compared with ``Binding.comet_tol``, printed with 4 decimals)."""
 DEFAULT = "default"
 """The embedded default experiment: its cells are filled from its own run, never from paper-scale data."""
 
@@ -25,6 +26,11 @@ class Row:
     params: str = field(default="")
     arg: str = field(default="")
     """What the printed row names besides the method (a language code, a rank), for selectors that need it."""
+    minus: str = field(default="")
+    """A printed difference column (``∆``): the cell is this method's value minus method ``minus``'s."""
+    params_exp: str = field(default="")
+    """The ``reports/params.csv`` experiment label of this row, where it differs from the column's (LSL Table 5
+    mixes separate- and shared-decoder rows)."""
 
     @property
     def params_label(self) -> str:
@@ -54,6 +60,11 @@ class Selector:
 
     def value(self, results: Results, run: Run, row: Row) -> float | str | None:
         raise NotImplementedError
+
+    def mark(self, results: Results, run: Run, row: Row) -> str:
+        """A mark printed after our value (a significance dagger); ``""``: none."""
+        del results, run, row
+        return ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -159,7 +170,8 @@ class Params(Selector):
         if run.name != DEFAULT:
             for table in (self.table,) if isinstance(self.table, str) else self.table:
                 for r in results.param_rows:
-                    if (r["experiment"] == (self.experiment or run.name) and r["method"] == row.params_label
+                    if (r["experiment"] == (row.params_exp or self.experiment or run.name)
+                            and r["method"] == row.params_label
                             and r["paper"] == self.paper and r["table"] == table):
                         return float(r[f"{self.which}_params"])
         cost = _dig(run.summary, "cost", row.method)
@@ -240,3 +252,83 @@ class DataCount(Selector):
                 return float(sum(c.get("kept", 0) for c in got.values()))
             return _num(got.get("lines"))
         return None
+
+
+def _direction_scores(run: Run, method: str, metric: str, pairs: list[str]) -> list[float] | None:
+    """The per-direction scores of ``pairs`` (``None`` if any is missing: never a partial average)."""
+    out = []
+    for d in pairs:
+        got = _num(_dig(run.direction(method, d), "scores", metric, "score"))
+        if got is None:
+            return None
+        out.append(got)
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class DirMean(Selector):
+    """Mean ``metric`` over the directions of ``subset`` (a ``direction_sets`` entry of the summary) whose source
+    / target is ``src`` / ``tgt`` (a language code or a group of ``evaluate.resource_groups``; ``""``: any) and
+    whose target is not in ``not_tgt``; read from the per-direction score files. With ``lang``, ``row.arg``
+    says ``into`` (target ``lang``) or ``from`` (source ``lang``): LSL Table 2."""
+
+    metric: str = "primary"
+    subset: str = "all"
+    src: str = ""
+    tgt: str = ""
+    not_tgt: tuple[str, ...] = ()
+    lang: str = ""
+
+    def value(self, results: Results, run: Run, row: Row) -> float | None:
+        names = _dig(run.summary, "direction_sets", self.subset)
+        if not isinstance(names, list):
+            return None
+        groups = _dig(run.summary, "groups", "languages") or {}
+
+        src, tgt = self.src, self.tgt
+        if self.lang:
+            if row.arg not in ("into", "from"):
+                raise ValueError(f"DirMean(lang={self.lang!r}) needs Row.arg 'into' or 'from', got {row.arg!r}")
+            src, tgt = ("", self.lang) if row.arg == "into" else (self.lang, "")
+
+        def ok(lang: str, want: str) -> bool:
+            return not want or lang == want.lower() or groups.get(lang) == want
+
+        pairs = [d for d in names if ok(d.split("-")[0], src) and ok(d.split("-")[1], tgt)
+                 and d.split("-")[1] not in self.not_tgt]
+        got = _direction_scores(run, row.method, metric_of(run, self.metric), pairs) if pairs else None
+        return sum(got) / len(got) if got else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupPair(Selector):
+    """Average over every direction from group A to group B (summary ``group_pairs``, key ``"A->B"``)."""
+
+    metric: str = "primary"
+    pair: str = ""
+
+    def value(self, results: Results, run: Run, row: Row) -> float | None:
+        m = metric_of(run, self.metric)
+        return _num(_dig(run.summary, "scores", row.method, m, "group_pairs", self.pair))
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatrixDir(Selector):
+    """One direction of a printed matrix: source ``row.arg``, target ``tgt`` (LSL Tables 8, 9). With
+    ``marked_by``, a ``†`` follows the value where the evaluate stage's paired bootstrap of method ``marked_by``
+    against ``evaluate.baseline`` on this direction is not significant (p >= ``evaluate.significance``)."""
+
+    metric: str = "primary"
+    tgt: str = ""
+    marked_by: str = ""
+
+    def value(self, results: Results, run: Run, row: Row) -> float | None:
+        got = _direction_scores(run, row.method, metric_of(run, self.metric), [f"{row.arg}-{self.tgt}"])
+        return got[0] if got else None
+
+    def mark(self, results: Results, run: Run, row: Row) -> str:
+        if not self.marked_by:
+            return ""
+        test = _dig(run.summary, "significance", self.marked_by, metric_of(run, self.metric), "directions",
+                    f"{row.arg}-{self.tgt}")
+        return "†" if isinstance(test, dict) and test.get("significant") is False else ""

@@ -23,7 +23,12 @@ def fmt(value: float | str | None, kind: str = "score") -> str:
         return f"{value / 1e6:.2f}M"
     if kind == "count":
         return f"{value:,.0f}"
-    return f"{value:.2f}"
+    return f"{value:.4f}" if kind == "comet" else f"{value:.2f}"
+
+
+def marked(value: float | str | None, kind: str, mark: str) -> str:
+    """``fmt`` with the cell's mark (a significance dagger) after a value; "not run" stays bare."""
+    return fmt(value, kind) + (mark if value is not None else "")
 
 
 def fmt_delta(value: float | None, kind: str = "score") -> str:
@@ -31,6 +36,8 @@ def fmt_delta(value: float | None, kind: str = "score") -> str:
         return ""
     if kind == "count":
         return f"{value:+,.0f}"
+    if kind == "comet":
+        return f"{value:+.4f}"
     return f"{value / 1e6:+.2f}M" if kind == "params" else f"{value:+.2f}"
 
 
@@ -61,7 +68,7 @@ def grid(b: Built) -> tuple[list[str], list[list[str]]]:
                 if cell.method is None:
                     line += ["", ""]
                 else:
-                    line += [fmt(cell.ours, cell.kind), fmt_delta(cell.delta, cell.kind)]
+                    line += [marked(cell.ours, cell.kind, cell.mark), fmt_delta(cell.delta, cell.kind)]
         rows.append(line)
     return header, rows
 
@@ -77,8 +84,9 @@ def default_grid(b: Built) -> tuple[list[str], list[list[str]]]:
     for key, cells in by_row.items():
         got = [cells[c] for c in bound if c in cells and cells[c].method is not None]
         if got and any(c.default is not None for c in got):
-            rows.append([*key, got[0].method or "", *(fmt(c.default, c.kind) if c.method else "" for c in
-                                                       (cells.get(col) for col in bound) if c is not None)])
+            shown = (c for c in (cells.get(col) for col in bound) if c is not None)
+            rows.append([*key, got[0].method or "", *(marked(c.default, c.kind, c.default_mark) if c.method else ""
+                                                       for c in shown)])
     return [*keys, "method", *bound], rows
 
 
@@ -131,14 +139,16 @@ def latex(b: Built) -> str:
 
 
 def csv_text(b: Built) -> str:
-    """Long format: one line per cell, keys, column, paper text and value, method, ours, Δ, default."""
+    """Long format: one line per cell, keys, column, paper text and value, method, ours, Δ, default, and the
+    marks printed after ours / default (``†``: not significant)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow([*b.meta.keys, "column", "paper", "paper_value", "method", "ours", "delta", "default"])
+    w.writerow([*b.meta.keys, "column", "paper", "paper_value", "method", "ours", "delta", "default", "mark",
+                "default_mark"])
     for c in b.cells:
         bound = c.method is not None
         w.writerow([*c.keys, c.column, c.paper, "" if c.paper_value is None else c.paper_value, c.method or "",
                     (NOT_RUN if c.ours is None else c.ours) if bound else "",
                     "" if c.delta is None else round(c.delta, 6),
-                    (NOT_RUN if c.default is None else c.default) if bound else ""])
+                    (NOT_RUN if c.default is None else c.default) if bound else "", c.mark, c.default_mark])
     return buf.getvalue()

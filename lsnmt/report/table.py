@@ -8,9 +8,10 @@ and our value on the embedded ``default`` run (never comparable: a tiny model on
 
 Status of a table: ``differs`` when a compared cell is out of tolerance (scores: ``score_tol`` points; rates:
 ``rate_tol`` points; parameters and data counts: ``params_tol`` relative; perplexities: ``ppl_tol`` relative;
-text cells such as top-5 language lists: the same set of items); otherwise ``not run`` while any bound cell has
-no paper-scale value of ours (e.g. parameter counts reproduced, scores not run), and ``reproduced`` when every
-bound cell is compared and within tolerance. :attr:`Built.detail` says per kind how many cells matched.
+COMET: ``comet_tol`` absolute on its 0-1 scale; text cells such as top-5 language lists: the same set of
+items); otherwise ``not run`` while any bound cell has no paper-scale value of ours (e.g. parameter counts
+reproduced, scores not run), and ``reproduced`` when every bound cell is compared and within tolerance.
+:attr:`Built.detail` says per kind how many cells matched.
 """
 
 from __future__ import annotations
@@ -56,9 +57,12 @@ class Binding:
     rate_tol: float = 5.0
     params_tol: float = 0.02
     ppl_tol: float = 0.05
+    comet_tol: float = 0.01
     note: str = ""
     describe: Callable[[Experiment], str] | None = None
     """How the captions name an experiment (default ``lsnmt.report.runs.describe``: the translation setup)."""
+    unbound: Callable[[tuple[str, ...], str], bool] | None = None
+    """Cells (row keys, column) the paper leaves empty by construction, e.g. a matrix's diagonal: not bound."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,9 @@ class Cell:
     kind: str
     ours: float | str | None
     default: float | str | None
+    mark: str = ""
+    """Printed after our paper-scale value (a significance dagger, ``Selector.mark``)."""
+    default_mark: str = ""
 
     @property
     def delta(self) -> float | None:
@@ -112,6 +119,8 @@ def _as_row(x: Bound | None) -> Row | None:
 
 def resolve(b: Binding, keys: tuple[str, ...], column: str) -> tuple[Row, Selector] | None:
     """The method and selector of one cell, whichever of row and column names which; ``None``: unbound."""
+    if b.unbound is not None and b.unbound(keys, column):
+        return None
     r = b.rows.get(keys, b.rows.get(keys[0]))
     c = b.columns.get(column)
     if _as_row(r) is not None and isinstance(c, Selector):
@@ -122,10 +131,15 @@ def resolve(b: Binding, keys: tuple[str, ...], column: str) -> tuple[Row, Select
 
 
 def ours(b: Binding, sel: Selector, results: Results, run: Run | None, row: Row) -> float | str | None:
-    """Our value of one cell; a gain over the baseline row where the paper prints gains."""
+    """Our value of one cell; a gain over the baseline row where the paper prints gains, or a difference of
+    two methods where the row says so (``Row.minus``)."""
     if run is None:
         return None
     got = sel.value(results, run, row)
+    if row.minus:
+        other = sel.value(results, run, Row(row.minus, arg=row.arg))
+        ok = isinstance(got, float | int) and isinstance(other, float | int)
+        return got - other if ok else None  # type: ignore[operator]
     if got is None or not b.gains or sel.kind != "score" or row.method == b.baseline:
         return got
     base = sel.value(results, run, Row(b.baseline, arg=row.arg))
@@ -138,6 +152,8 @@ def within(b: Binding, cell: Cell) -> bool:
         return set(str(cell.ours).split()) == set(cell.paper.split())
     assert isinstance(cell.ours, float | int) and cell.paper_value is not None
     diff = abs(cell.ours - cell.paper_value)
+    if cell.kind == "comet":
+        return diff <= b.comet_tol
     if cell.kind in ("params", "ppl", "count"):
         tol = b.ppl_tol if cell.kind == "ppl" else b.params_tol
         return diff <= tol * max(abs(cell.paper_value), 1e-9)
@@ -165,7 +181,9 @@ def build(meta: paper_tables.TableMeta, frame: pd.DataFrame, binding: Binding | 
                 continue
             row, sel = bound
             cell = Cell(key, col, text, paper_value(text), row.method, sel.kind,
-                        ours(binding, sel, results, run, row), ours(binding, sel, results, default, row))
+                        ours(binding, sel, results, run, row), ours(binding, sel, results, default, row),
+                        sel.mark(results, run, row) if run is not None else "",
+                        sel.mark(results, default, row) if default is not None else "")
             cells.append(cell)
             if cell.kind != "text" and cell.paper_value is None:
                 continue  # nothing printed to compare with (a dash)

@@ -1,0 +1,153 @@
+"""x-elm Tables 2, 3, 7, 8, 9-11 built from fixture ``lm_eval`` / ``lm_icl`` outputs (written with the stages' own
+writers: ``lsnmt.xelm.evaluate.write_tsv``, ``lsnmt.xelm.icl.table3``), and "not run" without them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lsnmt.config import Params
+from lsnmt.io import write_json
+from lsnmt.report import paper as paper_tables
+from lsnmt.report.runs import Results
+from lsnmt.report.specs import BINDINGS
+from lsnmt.report.table import Built, Cell, build
+from lsnmt.xelm.config import DENSE
+from lsnmt.xelm.icl import table3
+from tests.report.fixtures import write_tsv
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def ppl(model: str, lang: str) -> float:
+    """A distinct, known perplexity per (model, language)."""
+    return 10.0 + len(model) + 0.01 * sum(map(ord, lang))
+
+
+def write_eval(results: Path, exp: str, langs: list[str], ks: tuple[int, ...], main: int, top_m: tuple[int, ...],
+               targets: dict[str, str]) -> None:
+    out = results / exp / "xelm" / "eval"
+    models = [DENSE, *(f"{m}-k{k}-{s}" for k in ks for m, s in (("tfidf", "top1"), ("tfidf", "ens")))]
+    models += [f"typology-k{k}" for k in ks]
+    write_tsv(out / "ppl.tsv", ["model", "lang", "tokens", "ppl"],
+              [[m, x, 100, ppl(m, x)] for m in sorted(models) for x in sorted(langs)])
+    cols = {"seed": "seed", "dense": DENSE, "tfidf_top1": f"tfidf-k{main}-top1", "tfidf_ens": f"tfidf-k{main}-ens",
+            "typology": f"typology-k{main}"}
+    rows = [[x, *(ppl(c, x) for c in cols.values())] for x in langs]
+    write_tsv(out / "table1.tsv", ["lang", *cols],
+              rows + [["avg", *(sum(ppl(c, x) for x in langs) / len(langs) for c in cols.values())]])
+    write_tsv(out / "table2.tsv", ["role", "lang", "target", "seed", "dense", "tfidf_ens", "lapt", "hmr"],
+              [["target", t, t, 900.0, 700.0, ppl("ens", t), 60.0, ppl("hmr", t)] for t in targets]
+              + [["donor", d, t, 17.0, 15.0, 14.0, 14.5, ppl("hmr", d)] for t, d in targets.items()])
+    tops = ["top1", *(f"m{m}" for m in top_m), f"m{main}"]
+    write_tsv(out / "table8.tsv", ["lang", *tops], [[x, *(ppl(c, x) for c in tops)] for x in langs]
+              + [["avg", *(sum(ppl(c, x) for x in langs) / len(langs) for c in tops)]]
+              + [[t, float("nan"), *(ppl(c, t) for c in tops[1:])] for t in targets])
+
+
+def accuracy(task: str, shots: int, setting: str, lang: str) -> float:
+    return 40.0 + shots + len(setting) + 0.1 * len(task) + 0.01 * sum(map(ord, lang))
+
+
+def write_icl(results: Path, exp: str, langs: dict[str, list[str]], shots: int) -> None:
+    rows = []
+    for task, task_langs in langs.items():
+        for s in (0, shots):
+            settings = ["seed", "dense", "typology_trg", "tfidf_top1", "tfidf_ens"] + (["typology_en"] if s else [])
+            rows += [[task, s, st, x, accuracy(task, s, st, x), 1 if s == 0 else 5]
+                     for st in sorted(settings) for x in sorted(task_langs)]
+    out = results / exp / "xelm" / "icl"
+    write_tsv(out / "results.tsv", ["task", "shots", "setting", "lang", "accuracy", "runs"], rows)
+    write_json(out / "summary.json", {"status": {t: "ok" for t in langs}, "main_k": 8, "table3": table3(rows)})
+
+
+@pytest.fixture(scope="module")
+def params() -> Params:
+    return Params.load(ROOT / "params.yaml")
+
+
+@pytest.fixture(scope="module")
+def full(tmp_path_factory: pytest.TempPathFactory, params: Params) -> Results:
+    root = tmp_path_factory.mktemp("xelm") / "results"
+    langs = list(params.get("mc4_xelm").xelm.languages)
+    write_eval(root, "mc4_xelm", langs, (4, 8, 16), 8, (2, 4), {"az": "tr", "he": "ar", "pl": "ru", "sv": "en"})
+    write_icl(root, "mc4_xelm", {"xnli": ["ar", "de", "en", "sw"], "xstorycloze": ["ar", "en"],
+                                 "pawsx": ["de", "en", "ja"]}, 8)
+    dflt = params.get("default").xelm
+    write_eval(root, "default", list(dflt.languages), tuple(dflt.experts.k), dflt.experts.main_k,
+               tuple(dflt.ensemble.top_m), {"he": "en"})
+    return Results(params, root, root / "none.csv")
+
+
+@pytest.fixture(scope="module")
+def empty(tmp_path_factory: pytest.TempPathFactory, params: Params) -> Results:
+    root = tmp_path_factory.mktemp("none")
+    return Results(params, root, root / "none.csv")
+
+
+def table(results: Results, number: int) -> Built:
+    return build(paper_tables.meta("xelm", number), paper_tables.load("xelm", number),
+                 BINDINGS[("xelm", f"table{number}")], results)
+
+
+def cell(built: Built, keys: tuple[str, ...], column: str) -> Cell:
+    hits = [c for c in built.cells if c.keys == keys and c.column == column]
+    assert len(hits) == 1, (keys, column)
+    return hits[0]
+
+
+def test_table2_targets_and_donors(full: Results, empty: Results) -> None:
+    built = table(full, 2)
+    assert cell(built, ("Target", "AZ"), "LAPT / HMR").ours == pytest.approx(ppl("hmr", "az"), abs=1e-4)
+    assert cell(built, ("Donor", "TR"), "x-elm Training / TF-IDFens*").ours == pytest.approx(14.0)
+    assert cell(built, ("Target", "HE"), "XGLM").method is None  # the original XGLM: not ours
+    assert cell(built, ("Target", "HE"), "LAPT / HMR").default == pytest.approx(ppl("hmr", "he"), abs=1e-4)
+    assert cell(built, ("Target", "AZ"), "LAPT / HMR").default is None  # the default run has no AZ target
+    assert cell(table(empty, 2), ("Target", "AZ"), "LAPT / HMR").ours is None
+
+
+def test_table7_k4_and_k16_perplexities(full: Results, empty: Results, params: Params) -> None:
+    built = table(full, 7)
+    assert cell(built, ("DE",), "k=16 Experts / Typ.").ours == pytest.approx(ppl("typology-k16", "de"), abs=1e-4)
+    langs = params.get("mc4_xelm").xelm.languages
+    avg = sum(ppl("tfidf-k4-ens", x) for x in langs) / len(langs)
+    assert cell(built, ("Avg.",), "k=4 Experts / TF-IDFens").ours == pytest.approx(avg, abs=1e-3)
+    assert cell(built, ("KO",), "Dense").ours == pytest.approx(ppl(DENSE, "ko"), abs=1e-4)
+    # the default run has k = 2, 4: its k=4 cells fill, its k=16 ones do not
+    assert cell(built, ("DE",), "k=4 Experts / Typ.").default == pytest.approx(ppl("typology-k4", "de"), abs=1e-4)
+    assert cell(built, ("DE",), "k=16 Experts / Typ.").default is None
+    assert cell(table(empty, 7), ("DE",), "k=16 Experts / Typ.").ours is None
+
+
+def test_table8_top1_and_ensembles(full: Results, empty: Results) -> None:
+    built = table(full, 8)
+    assert cell(built, ("HI",), "Ens. / m=2").ours == pytest.approx(ppl("m2", "hi"), abs=1e-4)
+    assert cell(built, ("AZ",), "Ens. / m=8").ours == pytest.approx(ppl("m8", "az"), abs=1e-4)
+    assert cell(built, ("AZ",), "TF-IDF / top-1").ours is None  # unseen: no top-1 expert (NaN written as "")
+    assert cell(built, ("Avg.",), "TF-IDF / top-1").ours is not None
+    assert cell(table(empty, 8), ("HI",), "Ens. / m=2").ours is None
+
+
+def test_table3_icl_average_and_win_rate(full: Results, empty: Results) -> None:
+    built = table(full, 3)
+    want = sum(accuracy("pawsx", 8, "tfidf_ens", x) for x in ("de", "en", "ja")) / 3
+    assert cell(built, ("Few-shot", "TF-IDF (Ens.)"), "PAWS-X / Acc.").ours == pytest.approx(want, abs=1e-3)
+    # the longest setting name scores highest in the fixture: typology_trg wins every zero-shot language
+    win = cell(built, ("Zero-shot", "Typ. (TRG)"), "XNLI / Win Rate")
+    assert win.ours == pytest.approx(100.0) and win.kind == "rate"
+    assert cell(built, ("Zero-shot", "Dense"), "XNLI / Win Rate").ours == pytest.approx(0.0)
+    assert cell(built, ("Zero-shot", "XGLM (1.7B)"), "XNLI / Acc.").method is None
+    assert cell(table(empty, 3), ("Few-shot", "TF-IDF (Ens.)"), "PAWS-X / Acc.").ours is None
+
+
+@pytest.mark.parametrize(("number", "task", "lang"), [(9, "xnli", "SW"), (10, "xstorycloze", "AR"),
+                                                      (11, "pawsx", "JA")])
+def test_tables_9_to_11_per_language_accuracy(full: Results, empty: Results, number: int, task: str,
+                                              lang: str) -> None:
+    built = table(full, number)
+    got = cell(built, ("Few-shot", "Typ. (EN)"), lang).ours
+    assert got == pytest.approx(accuracy(task, 8, "typology_en", lang.lower()), abs=1e-3)
+    assert cell(built, ("Zero-shot", "Dense"), lang).ours == pytest.approx(
+        accuracy(task, 0, "dense", lang.lower()), abs=1e-3)
+    assert cell(table(empty, number), ("Few-shot", "Typ. (EN)"), lang).ours is None
