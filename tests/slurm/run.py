@@ -36,7 +36,7 @@ blocking CI. About 15 minutes on two free cores; the limit leaves room for a bus
 
 
 def ci_params(text: str, steps: int | None = CI_STEPS) -> str:
-    """params.yaml of the CI run (see the module docstring); ``steps=None`` keeps the default's 200."""
+    """params.yaml of the CI run (see the module docstring); ``steps=None`` keeps the default's own."""
     params = yaml.safe_load(text)
     params.update(methods=CI_METHODS, tasks=[], xelm_experts=[], xelm_targets=[])
     # translation only: the NER / QA and x-elm stages (tested on their own) and the LSL search are left out; the
