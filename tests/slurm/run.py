@@ -3,11 +3,11 @@
     python -m tests.slurm.run [--steps N] [--keep DIR]     # by hand; tests/slurm/test_cluster.py calls run()
 
 The CI variant of the default (:func:`ci_params`, written into a scratch copy of the repository), sized to keep
-the step within about 15 minutes on two cores: translation only (no NER / QA, no x-elm, no LSL search: the
-search stage runs with nothing to search), methods ``naive`` and ``lms`` (the plain model and one
-language-specific method), 50 updates instead of 200 (what is tested is the cluster machinery,
-not the model), and training on ``gpus_per_node: 2`` fake GPUs with ``max_tokens`` halved, so that the two
-gloo ranks keep the default's 2048-token batch and the run goes through the multi-GPU launcher (``torchrun``
+the step within about 15 minutes on two cores: translation only (no NER / QA, no x-elm; the LSL search runs,
+for as many updates as training), methods ``naive`` and ``lms`` (the plain model and one
+language-specific method), 50 updates (what is tested is the cluster machinery, not the model), and
+training on ``gpus_per_node: 2`` fake GPUs with ``max_tokens`` halved, so that the two gloo ranks keep the
+default's 1,024-token batch and the run goes through the multi-GPU launcher (``torchrun``
 inside the SLURM job).
 """
 
@@ -39,12 +39,13 @@ def ci_params(text: str, steps: int | None = CI_STEPS) -> str:
     """params.yaml of the CI run (see the module docstring); ``steps=None`` keeps the default's own."""
     params = yaml.safe_load(text)
     params.update(methods=CI_METHODS, tasks=[], xelm_experts=[], xelm_targets=[])
-    # translation only: the NER / QA and x-elm stages (tested on their own) and the LSL search are left out; the
-    # search stage still runs, with nothing to search
-    params["experiments"]["default"].update(xelm={}, search={})
+    # translation only: the NER / QA and x-elm stages are left out (tested on their own)
+    params["experiments"]["default"]["xelm"] = {}
     train = params["experiments"]["default"]["train"]
     train.update(gpus_per_node=2, max_tokens=train["max_tokens"] // 2)
     if steps is not None:
+        for search in params["experiments"]["default"]["search"].values():
+            search["max_steps"] = steps
         train.update(max_steps=steps, warmup_steps=min(train["warmup_steps"], steps), validate_every=steps,
                      save_every=steps, log_every=steps)
     return yaml.safe_dump(params, sort_keys=False)
