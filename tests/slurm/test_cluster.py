@@ -60,7 +60,7 @@ def test_default_through_profile_slurm_then_dvc_commit(cluster: LocalSlurm, tmp_
     assert summary["methods"] == CI_METHODS and summary["experiment"] == "default"
     assert (repo / "reports/params.csv").stat().st_size > 0
     # the report, built from the cluster's results: LMS-FD Table 1 has the default's naive and LMS cells
-    assert "LMS-FD" in (repo / "reports/README.md").read_text()
+    assert "## LMS and Fuse Distillation" in (repo / "reports/README.md").read_text()
     table1 = (repo / "reports/tables/lmsfd/table1.md").read_text()
     assert "embedded default (NOT comparable" in table1 and "not run" in table1
 
