@@ -11,8 +11,9 @@ from typing import Any, Literal
 
 from lsnmt.report.runs import Results, Run
 
-Kind = Literal["score", "params", "rate", "ppl", "text", "count", "comet"]
-"""``comet``: a score on COMET's 0-1 scale (compared with ``Binding.comet_tol``, printed with 4 decimals)."""
+Kind = Literal["score", "params", "rate", "ppl", "text", "count", "comet", "size"]
+"""``comet``: a score on COMET's 0-1 scale (compared with ``Binding.comet_tol``, printed with 4 decimals);
+``size``: a data size in the paper's unit (e.g. GiB), compared relatively like counts (``Binding.params_tol``)."""
 DEFAULT = "default"
 """The embedded default experiment: its cells are filled from its own run, never from paper-scale data."""
 
@@ -62,7 +63,7 @@ class Selector:
         raise NotImplementedError
 
     def mark(self, results: Results, run: Run, row: Row) -> str:
-        """A mark printed after our value (a significance dagger); ``""``: none."""
+        """A mark printed after our value (a significance dagger, a bracketed share); ``""``: none."""
         del results, run, row
         return ""
 

@@ -23,6 +23,8 @@ def fmt(value: float | str | None, kind: str = "score") -> str:
         return f"{value / 1e6:.2f}M"
     if kind == "count":
         return f"{value:,.0f}"
+    if kind == "size" and abs(value) < 0.01:
+        return f"{value:.3g}"  # a tiny corpus (the embedded default) in GiB
     return f"{value:.4f}" if kind == "comet" else f"{value:.2f}"
 
 
@@ -53,7 +55,8 @@ def grid(b: Built) -> tuple[list[str], list[list[str]]]:
     bound = set(_bound(b))
     header = list(keys)
     for col in b.frame.columns:
-        if col in keys:
+        if col in keys:  # a bound key column: ours and Δ after the keys
+            header += [f"{col} (ours)", f"{col} (Δ)"] if col in bound else []
             continue
         header += [col, f"{col} (ours)", f"{col} (Δ)"] if col in bound else [col]
     by_row: dict[tuple[str, ...], dict[str, Cell]] = {}
@@ -63,7 +66,8 @@ def grid(b: Built) -> tuple[list[str], list[list[str]]]:
     for key, cells in by_row.items():
         line = list(key)
         for col, cell in cells.items():
-            line.append(cell.paper)
+            if col not in keys:
+                line.append(cell.paper)
             if col in bound:
                 if cell.method is None:
                     line += ["", ""]
@@ -87,7 +91,7 @@ def default_grid(b: Built) -> tuple[list[str], list[list[str]]]:
             shown = (c for c in (cells.get(col) for col in bound) if c is not None)
             rows.append([*key, got[0].method or "", *(marked(c.default, c.kind, c.default_mark) if c.method else ""
                                                        for c in shown)])
-    return [*keys, "method", *bound], rows
+    return [*keys, "method", *(f"{c} (ours)" if c in keys else c for c in bound)], rows
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> str:

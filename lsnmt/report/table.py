@@ -7,7 +7,7 @@ columns. Every cell then holds the paper's text, our value at paper scale (``Non
 and our value on the embedded ``default`` run (never comparable: a tiny model on tiny data).
 
 Status of a table: ``differs`` when a compared cell is out of tolerance (scores: ``score_tol`` points; rates:
-``rate_tol`` points; parameters and data counts: ``params_tol`` relative; perplexities: ``ppl_tol`` relative;
+``rate_tol`` points; parameters, data counts and sizes: ``params_tol`` relative; perplexities: ``ppl_tol`` relative;
 COMET: ``comet_tol`` absolute on its 0-1 scale; text cells such as top-5 language lists: the same set of
 items); otherwise ``not run`` while any bound cell has no paper-scale value of ours (e.g. parameter counts
 reproduced, scores not run), and ``reproduced`` when every bound cell is compared and within tolerance.
@@ -47,7 +47,8 @@ class Binding:
     """Printed row label (the first key column, or a tuple of all key columns) -> a method (a name or a
     :class:`Row`) or, for tables with methods as columns, a selector."""
     columns: Mapping[str, Bound] = field(default_factory=dict)
-    """Printed column header -> a selector or, for tables with methods as columns, a method."""
+    """Printed column header -> a selector or, for tables with methods as columns, a method. A key column may be
+    bound too (x-elm Table 4's ``# Tokens``): its cells then carry our value beside the printed key."""
     gains: bool = False
     """Rows other than the baseline print score gains over it (``+1.17``): ours is computed the same way."""
     baseline: str = "naive"
@@ -154,7 +155,7 @@ def within(b: Binding, cell: Cell) -> bool:
     diff = abs(cell.ours - cell.paper_value)
     if cell.kind == "comet":
         return diff <= b.comet_tol
-    if cell.kind in ("params", "ppl", "count"):
+    if cell.kind in ("params", "ppl", "count", "size"):
         tol = b.ppl_tol if cell.kind == "ppl" else b.params_tol
         return diff <= tol * max(abs(cell.paper_value), 1e-9)
     return diff <= (b.rate_tol if cell.kind == "rate" else b.score_tol)
@@ -172,7 +173,7 @@ def build(meta: paper_tables.TableMeta, frame: pd.DataFrame, binding: Binding | 
     for _, line in frame.iterrows():
         key = tuple(str(line[k]) for k in keys)
         for col in frame.columns:
-            if col in keys:
+            if col in keys and not (binding and col in binding.columns):
                 continue
             text = str(line[col])
             bound = resolve(binding, key, col) if binding else None

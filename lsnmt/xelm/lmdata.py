@@ -11,8 +11,9 @@ Sources, per language ``l`` (the pretraining languages and the HMR targets):
 
 Tokens come from the experiment's shared sentencepiece model (``data/{exp}/spm``) or, with
 ``xelm.data.vocab_size``, from an LM tokenizer trained here by the ``spm`` stage's recipe (``lm/spm``); shards
-follow :mod:`lsnmt.data.shards` (no EOS stored). ``meta.json`` records the special ids, documents and tokens per
-language and the files each language was read from.
+follow :mod:`lsnmt.data.shards` (no EOS stored). ``meta.json`` records the special ids, documents, tokens and
+bytes per language (``bytes``: the UTF-8 size of ``{split}/{lang}.txt``, one newline per document: x-elm Table 5's
+corpus size) and the files each language was read from.
 """
 
 from __future__ import annotations
@@ -111,6 +112,7 @@ def _build(exp: Experiment, cfg: XelmConfig, seen: tuple[str, ...], targets: tup
     meta: dict = {"languages": list(seen), "targets": list(targets), "vocab_size": sp.get_piece_size(),
                   "bos": sp.bos_id(), "pad": sp.pad_id(), "eos": sp.eos_id(), "unk": sp.unk_id(),
                   "docs": {"train": {}, "valid": {}}, "tokens": {"train": {}, "valid": {}},
+                  "bytes": {"train": {}, "valid": {}},
                   "files": {"train": {}, "valid": {}}}
     for split in ("train", "valid"):
         (tmp / split).mkdir()
@@ -127,6 +129,7 @@ def _build(exp: Experiment, cfg: XelmConfig, seen: tuple[str, ...], targets: tup
             raise DataError(f"language {lang!r}: {n} training and {vn} validation documents after filtering")
         for split, (docs_n, tok_n, src) in (("train", (n, t, files)), ("valid", (vn, vt, [vf]))):
             meta["docs"][split][lang], meta["tokens"][split][lang] = docs_n, tok_n
+            meta["bytes"][split][lang] = (tmp / split / f"{lang}.txt").stat().st_size
             meta["files"][split][lang] = [str(p.relative_to(prepared)) for p in src]
         log.info("lm_data %s: %d train documents (%d tokens), %d valid (%d tokens)", lang, n, t, vn, vt)
     return meta

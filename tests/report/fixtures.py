@@ -2,7 +2,9 @@
 
 ``write_evaluate`` builds ``results/{exp}/evaluate`` as ``lsnmt.eval.evaluate`` does: one record per (method,
 direction) and a summary whose averages, groups and group pairs come from ``lsnmt.eval.aggregate`` itself.
-``write_tsv`` is ``lsnmt.xelm.evaluate.write_tsv`` (the x-elm stages' writer).
+``write_tsv`` is ``lsnmt.xelm.evaluate.write_tsv`` (the x-elm stages' writer). ``write_lm_meta`` and
+``write_expert_info`` write ``lm_data``'s ``data/{exp}/lm/meta.json`` and an LM job's ``data.json`` with the keys
+``lsnmt.xelm.lmdata._build`` and ``lsnmt.xelm.trainer.train`` write.
 """
 
 from __future__ import annotations
@@ -20,7 +22,26 @@ from lsnmt.xelm.evaluate import write_tsv
 Score = Callable[[str, str, str], float]
 """(method, src, tgt) -> score of one direction."""
 
-__all__ = ["write_evaluate", "write_tsv"]
+__all__ = ["write_evaluate", "write_expert_info", "write_lm_meta", "write_tsv"]
+
+
+def write_lm_meta(data: Path, exp: str, seen: list[str], targets: list[str], size: Callable[[str], int]) -> None:
+    """``data/{exp}/lm/meta.json``: ``size(lang)`` training bytes per language (valid: a tenth), 100 bytes a
+    document, 4 bytes a token."""
+    langs = [*seen, *targets]
+    nbytes = {"train": {x: size(x) for x in langs}, "valid": {x: size(x) // 10 for x in langs}}
+    meta = {"languages": seen, "targets": targets, "vocab_size": 8000, "bos": 0, "pad": 1, "eos": 2, "unk": 3,
+            "docs": {s: {x: b // 100 for x, b in v.items()} for s, v in nbytes.items()},
+            "tokens": {s: {x: b // 4 for x, b in v.items()} for s, v in nbytes.items()}, "bytes": nbytes,
+            "files": {s: {x: [f"mono/{s}/mc4.{x}"] for x in langs} for s in nbytes}, "tokenizer": "spm/spm.model"}
+    write_json(data / exp / "lm" / "meta.json", meta)
+
+
+def write_expert_info(results: Path, exp: str, job: str, updates: int, batch_tokens: int) -> None:
+    """``results/{exp}/xelm/experts/{job}/data.json`` as ``lsnmt.xelm.trainer.train`` writes it."""
+    info = {"job": job, "updates": updates, "batch_tokens": batch_tokens, "tokens_seen": updates * batch_tokens,
+            "init": f"results/{exp}/xelm/seed/model.pt", "data": {"en": {"docs": 10, "tokens": 1000}}}
+    write_json(results / exp / "xelm" / "experts" / job / "data.json", info)
 
 
 def write_evaluate(results: Path, exp: Experiment, methods: list[str], score: Score,

@@ -1,5 +1,6 @@
-"""x-elm Tables 2, 3, 7, 8, 9-11 built from fixture ``lm_eval`` / ``lm_icl`` outputs (written with the stages' own
-writers: ``lsnmt.xelm.evaluate.write_tsv``, ``lsnmt.xelm.icl.table3``), and "not run" without them."""
+"""x-elm Tables 2-5, 7, 8, 9-11 built from fixture ``lm_eval`` / ``lm_icl`` outputs (written with the stages' own
+writers: ``lsnmt.xelm.evaluate.write_tsv``, ``lsnmt.xelm.icl.table3``), the expert jobs' ``data.json`` and
+``lm_data``'s ``meta.json`` (Tables 4, 5), and "not run" without them."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ import pytest
 from lsnmt.config import Params
 from lsnmt.io import write_json
 from lsnmt.report import paper as paper_tables
+from lsnmt.report.render import markdown
 from lsnmt.report.runs import Results
 from lsnmt.report.specs import BINDINGS
 from lsnmt.report.table import Built, Cell, build
-from lsnmt.xelm.config import DENSE
+from lsnmt.xelm.config import DENSE, expert_ids
 from lsnmt.xelm.icl import table3
-from tests.report.fixtures import write_tsv
+from tests.report.fixtures import write_expert_info, write_lm_meta, write_tsv
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,23 +69,41 @@ def params() -> Params:
     return Params.load(ROOT / "params.yaml")
 
 
+def size(lang: str) -> int:
+    """A distinct training-text size in bytes per language (about 1-3 GiB)."""
+    return 2**30 + 1000 * sum(map(ord, lang)) ** 2
+
+
+def write_budget(results: Path, exp: str, params: Params) -> None:
+    """``data.json`` of every expert job of ``exp``, each trained ``updates`` updates of its share of the batch."""
+    x = params.get(exp).xelm
+    for job in expert_ids(x):
+        k = 1 if job == DENSE else int(job.split("-k")[1].split("-")[0])
+        write_expert_info(results, exp, job, x.experts.updates, x.experts.batch_tokens // k)
+
+
 @pytest.fixture(scope="module")
 def full(tmp_path_factory: pytest.TempPathFactory, params: Params) -> Results:
     root = tmp_path_factory.mktemp("xelm") / "results"
+    data = root.parent / "data"
     langs = list(params.get("mc4_xelm").xelm.languages)
+    write_lm_meta(data, "mc4_xelm", langs, ["az", "he", "pl", "sv"], size)
+    write_lm_meta(data, "default", ["en", "de", "fr", "ru", "tr", "hi", "vi", "sw"], ["he"], lambda x: 1000)
+    write_budget(root, "mc4_xelm", params)
+    write_budget(root, "default", params)
     write_eval(root, "mc4_xelm", langs, (4, 8, 16), 8, (2, 4), {"az": "tr", "he": "ar", "pl": "ru", "sv": "en"})
     write_icl(root, "mc4_xelm", {"xnli": ["ar", "de", "en", "sw"], "xstorycloze": ["ar", "en"],
                                  "pawsx": ["de", "en", "ja"]}, 8)
     dflt = params.get("default").xelm
     write_eval(root, "default", list(dflt.languages), tuple(dflt.experts.k), dflt.experts.main_k,
                tuple(dflt.ensemble.top_m), {"he": "en"})
-    return Results(params, root, root / "none.csv")
+    return Results(params, root, root / "none.csv", data)
 
 
 @pytest.fixture(scope="module")
 def empty(tmp_path_factory: pytest.TempPathFactory, params: Params) -> Results:
     root = tmp_path_factory.mktemp("none")
-    return Results(params, root, root / "none.csv")
+    return Results(params, root, root / "none.csv", root / "data")
 
 
 def table(results: Results, number: int) -> Built:
@@ -151,3 +171,39 @@ def test_tables_9_to_11_per_language_accuracy(full: Results, empty: Results, num
     assert cell(built, ("Zero-shot", "Dense"), lang).ours == pytest.approx(
         accuracy(task, 0, "dense", lang.lower()), abs=1e-3)
     assert cell(table(empty, number), ("Few-shot", "Typ. (EN)"), lang).ours is None
+
+
+def test_table4_tokens_and_updates_trained(full: Results, empty: Results, params: Params) -> None:
+    built = table(full, 4)
+    x = params.get("mc4_xelm").xelm.experts
+    tokens = cell(built, ("10.5 B", "8"), "# Tokens")  # a bound key column: the 8 experts' tokens summed
+    assert tokens.ours == pytest.approx(x.updates * x.batch_tokens) and tokens.kind == "count"
+    assert abs(tokens.ours - 10.5e9) <= 0.02 * 10.5e9  # 20,000 x 524,288 = 10.49e9 reproduces "10.5 B"
+    assert cell(built, ("10.5 B", "1"), "# updates").ours == pytest.approx(20_000.0)
+    assert cell(built, ("10.5 B", "16"), "# GPUs").method is None  # hardware: not ours
+    assert cell(built, ("21.0 B", "4"), "# Tokens").method is None  # mc4_xelm trains the 10.5B budget only
+    d = params.get("default").xelm.experts  # default k = 2, 4: its k=4 set fills, its k=8 one does not
+    assert cell(built, ("10.5 B", "4"), "# Tokens").default == pytest.approx(d.updates * d.batch_tokens)
+    assert cell(built, ("10.5 B", "8"), "# Tokens").default is None
+    text = markdown(built)
+    assert "| 10.5 B | 8 | 10,485,760,000 | " in text  # ours right after the keys
+    assert "| # Tokens | k | method | # Tokens (ours) | # updates |" in text  # the default run's table
+    assert cell(table(empty, 4), ("10.5 B", "8"), "# Tokens").ours is None
+
+
+def test_table5_training_text_size_and_share(full: Results, empty: Results, params: Params) -> None:
+    built = table(full, 5)
+    got = cell(built, ("SW (Swahili)",), "mC4 Size (%)")
+    assert got.ours == pytest.approx(size("sw") / 2**30) and got.kind == "size"
+    langs = params.get("mc4_xelm").xelm.languages
+    share = 100 * size("sw") / sum(size(x) for x in langs)
+    assert got.mark == f" ({share:.1f}%)" and got.paper_value == pytest.approx(3.06)
+    assert cell(built, ("AZ (Azerbaijani)",), "mC4 Size (%)").mark == ""  # unseen target: no share, as "(–)"
+    assert cell(built, ("EN (English)",), "XGLM Size").method is None  # CC100-XL is not ours
+    dflt = cell(built, ("DE (German)",), "mC4 Size (%)")
+    assert dflt.default == pytest.approx(1000 / 2**30) and dflt.default_mark == " (12.5%)"  # 1 of 8 languages
+    assert cell(built, ("AR (Arabic)",), "mC4 Size (%)").default is None  # not a default language
+    text = markdown(built)
+    assert f"{size('sw') / 2**30:.2f} ({share:.1f}%)" in text
+    assert "| DE (German) | lm_data | 9.31e-07 (12.5%) |" in text  # a tiny corpus keeps 3 significant digits
+    assert cell(table(empty, 5), ("SW (Swahili)",), "mC4 Size (%)").ours is None

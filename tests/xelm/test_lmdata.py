@@ -73,6 +73,9 @@ def test_lm_data_documents_and_shards(tmp_path: Path) -> None:
     assert meta["languages"] == ["en", "de"] and meta["targets"] == ["sw"]
     assert meta["docs"]["train"] == {"en": 2, "de": 2, "sw": 2} and meta["docs"]["valid"]["de"] == 2
     assert (lm / "train" / "de.txt").read_text() == "Guten Tag\nDanke\n"  # repeats dropped
+    assert meta["bytes"]["train"]["de"] == len(b"Guten Tag\nDanke\n")  # x-elm Table 5: the text's UTF-8 size
+    assert meta["bytes"]["valid"]["en"] == (lm / "valid" / "en.txt").stat().st_size
+    assert json.loads((lm / "meta.json").read_text())["bytes"] == meta["bytes"]
     assert (lm / "valid" / "en.txt").read_text() == "Hello\nWorld\n"  # the first valid_docs documents
     sp = tokenizer(lm)
     assert isinstance(sp, spm.SentencePieceProcessor) and (lm / "spm" / "spm.model").is_file()

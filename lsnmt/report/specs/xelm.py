@@ -11,6 +11,19 @@
   ``{task}@{shots}``; our win rate counts the seed LM among the competitors where the paper counts XGLM);
   Tables 9-11: per-language accuracy (``results.tsv``). Zero-shot rows read ``shots = 0``, few-shot rows
   ``xelm.icl.shots`` (x-elm: 8 English demonstrations, averaged over ``xelm.icl.runs`` draws).
+* Table 4 (compute budget): ``# Tokens`` and ``# updates`` of the 10.5B-token rows (mc4_xelm's one budget; k = 1
+  is the dense model ``dense-k1-e0``, k = 4, 8, 16 the TF-IDF expert sets) are read from what the expert jobs
+  actually trained, ``results/{exp}/xelm/experts/{id}/data.json`` (``updates``, ``tokens_seen``): a set's tokens
+  are the sum over its k experts (each trains ``batch_tokens / k`` per update, as the paper's Table 4 splits one
+  budget), not the config. The typology sets have the same budget by construction. ``# GPUs`` and ``grad acc.``
+  are hardware choices params.yaml does not fix (``max_tokens`` sets our accumulation per device, not the
+  paper's GPU x accumulation product): unbound, as are the 21.0B rows (mc4_xelm trains one budget).
+* Table 5 (data statistics): ``mC4 Size (%)`` is the size of our training text per language,
+  ``data/{exp}/lm/meta.json`` ``bytes.train`` (written by ``lm_data``: the UTF-8 bytes of ``train/{lang}.txt``,
+  after dedup and ``max_train_docs``), in GiB = 2^30 bytes as the caption states ("gigabytes (GiB)"); the
+  bracketed share is 100 x size / the sum over the pretraining languages (the paper's 16 percentages are shares
+  of the 16 sizes' sum; the unseen HMR targets print none, as the paper's "(–)"), 1 decimal, 2 below 0.1% (as
+  "0.05%"). Only the size is compared (2% relative). The XGLM Size column (CC100-XL) is not ours: unbound.
 * Figure 2 (typology hierarchy, ``cluster/typology/hierarchy.json``), Figure 3 (perplexity vs number of
   experts) and Figure 4 (gain vs training tokens).
 
@@ -26,6 +39,7 @@ columns, Table 8's top-1 and m=2, Table 2's HE row), never the k=16 or m=8 ones.
 from __future__ import annotations
 
 import csv
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +48,10 @@ from lsnmt.report.cells import Kind, Row, Selector
 from lsnmt.report.figures import FigureOut, figure, not_run_panel, save
 from lsnmt.report.runs import Results, Run
 from lsnmt.report.table import Binding
+from lsnmt.xelm.config import DENSE
+
+GIB = 2**30
+"""x-elm Table 5's unit: the caption says "Sizes are in gigabytes (GiB)"."""
 
 
 def _tsv(run: Run | None, name: str) -> list[dict[str, str]] | None:
@@ -144,6 +162,57 @@ class IclLang(Selector):
         return None
 
 
+def _expert_info(run: Run, k: int, allocation: str) -> list[dict] | None:
+    """``data.json`` of every expert of the k-expert set (k = 1: the dense model); ``None`` if one is missing."""
+    ids = [DENSE] if k == 1 else [f"{allocation}-k{k}-e{i}" for i in range(k)]
+    got = [run.json(f"xelm/experts/{e}/data.json") for e in ids]
+    return None if any(g is None for g in got) else got  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Budget(Selector):
+    """What the k-expert set of ``row.arg`` (``"1"``: the dense model) trained: ``tokens`` (summed over its k
+    experts' ``tokens_seen``) or ``updates`` (each expert's; the smallest if they differ)."""
+
+    measure: str = "tokens"
+    allocation: str = "tfidf"
+    kind: Kind = "count"
+
+    def value(self, results: Results, run: Run, row: Row) -> float | None:
+        info = _expert_info(run, int(row.arg), self.allocation)
+        if info is None:
+            return None
+        if self.measure == "tokens":
+            return float(sum(int(d["tokens_seen"]) for d in info))
+        return float(min(int(d["updates"]) for d in info))
+
+
+def _lm_meta(run: Run) -> dict | None:
+    path = run.data / "lm" / "meta.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextSize(Selector):
+    """Size in GiB of our training text of language ``row.arg`` (``lm_data``'s ``meta.json`` ``bytes.train``);
+    the mark is its share of the pretraining languages' total, as the paper brackets it."""
+
+    kind: Kind = "size"
+
+    def value(self, results: Results, run: Run, row: Row) -> float | None:
+        got = ((_lm_meta(run) or {}).get("bytes") or {}).get("train", {}).get(row.arg)
+        return got / GIB if isinstance(got, int) else None
+
+    def mark(self, results: Results, run: Run, row: Row) -> str:
+        meta = _lm_meta(run) or {}
+        sizes = (meta.get("bytes") or {}).get("train", {})
+        seen = meta.get("languages", [])
+        if row.arg not in seen or row.arg not in sizes or not all(x in sizes for x in seen):
+            return ""
+        share = 100.0 * sizes[row.arg] / sum(sizes[x] for x in seen)
+        return f" ({share:.1f}%)" if share >= 0.1 else f" ({share:.2f}%)"
+
+
 _COLS = {"Dense": "dense", "TF-IDFtop1": "tfidf_top1", "TF-IDFens": "tfidf_ens", "Typ.": "typology"}
 _LANGS = ["AR", "BG", "DE", "EL", "EN", "ES", "FR", "HI", "JA", "KO", "RU", "SW", "TR", "UR", "VI", "ZH"]
 
@@ -197,6 +266,20 @@ BINDINGS = {
                  for printed, task in _TASKS.items()
                  for measure, ours in (("Acc.", "accuracy"), ("Win Rate", "win_rate"))},
         note=_HALF + " Win rates count our seed LM among the settings where the paper counts XGLM."),
+    ("xelm", "table4"): Binding(
+        "xelm", "table4", "mc4_xelm", describe=describe,
+        rows={("10.5 B", str(k)): Row("xelm", arg=str(k)) for k in (1, 4, 8, 16)},
+        columns={"# Tokens": Budget(measure="tokens"), "# updates": Budget(measure="updates")},
+        note="Ours: tokens and updates the expert jobs trained (experts/{id}/data.json; a set's tokens summed over "
+             "its k TF-IDF experts, k = 1 the dense model). # GPUs and grad acc. are hardware choices, not ours; "
+             "mc4_xelm trains the 10.5B budget only."),
+    ("xelm", "table5"): Binding(
+        "xelm", "table5", "mc4_xelm", describe=describe,
+        rows={printed: Row("lm_data", arg=printed.split()[0].lower())
+              for printed in paper_tables.load("xelm", 5)["Language"]},
+        columns={"mC4 Size (%)": TextSize()},
+        note="Ours: UTF-8 size of our training text per language (data/{exp}/lm/meta.json, after dedup), in GiB "
+             "as the caption; the share is of the pretraining languages' total. XGLM's corpus is not ours."),
     ("xelm", "table7"): Binding(
         "xelm", "table7", "mc4_xelm", describe=describe, rows=_ROWS,
         columns={"Dense": Table1(column="dense"),
