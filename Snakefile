@@ -96,16 +96,16 @@ def xelm_main_k(exp):
 
 def outputs(exp):
     """What running experiment `exp` produces: translation results where it trains methods, NER / QA results
-    where it has tasks, x-elm results where it has an `xelm` section. The experiment params.yaml selects gets
-    dvc.yaml's whole graph (a task or x-elm stage with nothing to do writes its empty output, as under DVC), so
-    that `dvc commit` takes over a Snakemake run's outputs."""
+    where it has tasks, x-elm results where it has an `xelm` section. For the experiment params.yaml selects,
+    the task stages run also without tasks (writing empty outputs, as under DVC), so that `dvc commit` finds
+    every output of dvc.yaml's graph after a Snakemake run."""
     whole = exp == _FILE["experiment"]
     out = []
     if methods_of(exp) and EXPERIMENTS[exp]["data"].get("train_directions", "en-centric") != "none":
         out.append(f"results/{exp}/evaluate")
     if jobs_of(exp, "tasks") or whole:
         out.append(f"results/{exp}/task_eval")
-    if EXPERIMENTS[exp].get("xelm") or whole:
+    if EXPERIMENTS[exp].get("xelm"):
         out += [f"results/{exp}/xelm/eval", f"results/{exp}/xelm/icl"]
     return out
 

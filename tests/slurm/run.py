@@ -3,8 +3,8 @@
     python -m tests.slurm.run [--steps N] [--keep DIR]     # by hand; tests/slurm/test_cluster.py calls run()
 
 The CI variant of the default (:func:`ci_params`, written into a scratch copy of the repository), sized to keep
-the step within about 15 minutes on two cores: translation only (no NER / QA, no x-elm; the LSL search runs,
-for as many updates as training), methods ``naive`` and ``lms`` (the plain model and one
+the step within about 15 minutes on two cores: no NER / QA tasks, x-elm with k = 2 only (5 experts, 20 updates
+each), the LSL search as long as training, methods ``naive`` and ``lms`` (the plain model and one
 language-specific method), 50 updates (what is tested is the cluster machinery, not the model), and
 training on ``gpus_per_node: 2`` fake GPUs with ``max_tokens`` halved, so that the two gloo ranks keep the
 default's 1,024-token batch and the run goes through the multi-GPU launcher (``torchrun``
@@ -28,6 +28,8 @@ from tests.conftest import copy_repo, venv_env
 from tests.slurm.cluster import LocalSlurm
 
 CI_METHODS = ["naive", "lms"]
+CI_EXPERTS = ["dense-k1-e0", "tfidf-k2-e0", "tfidf-k2-e1", "typology-k2-e0", "typology-k2-e1"]
+XELM_UPDATES = 20
 CI_STEPS = 50
 PROFILE = ["--profile", "slurm", "--profile", "tests/slurm/profile"]
 TIMEOUT = 1800
@@ -38,9 +40,13 @@ blocking CI. About 15 minutes on two free cores; the limit leaves room for a bus
 def ci_params(text: str, steps: int | None = CI_STEPS) -> str:
     """params.yaml of the CI run (see the module docstring); ``steps=None`` keeps the default's own."""
     params = yaml.safe_load(text)
-    params.update(methods=CI_METHODS, tasks=[], xelm_experts=[], xelm_targets=[])
-    # translation only: the NER / QA and x-elm stages are left out (tested on their own)
-    params["experiments"]["default"]["xelm"] = {}
+    # no NER / QA tasks (their stages run all the same, with nothing to do); x-elm with k = 2 only and a few updates
+    params.update(methods=CI_METHODS, tasks=[], xelm_experts=CI_EXPERTS, xelm_targets=["he"])
+    xelm = params["experiments"]["default"]["xelm"]
+    xelm["experts"].update(k=[2], main_k=2, updates=XELM_UPDATES)
+    xelm["ensemble"]["top_m"] = [1]
+    for part in ("seed", "hmr"):
+        xelm[part]["updates"] = XELM_UPDATES
     train = params["experiments"]["default"]["train"]
     train.update(gpus_per_node=2, max_tokens=train["max_tokens"] // 2)
     if steps is not None:

@@ -23,17 +23,18 @@ import yaml
 
 from tests.conftest import ROOT, copy_repo, venv_env
 from tests.slurm.cluster import LocalSlurm
-from tests.slurm.run import CI_METHODS, TIMEOUT, finish, run, start
+from tests.slurm.run import CI_EXPERTS, CI_METHODS, TIMEOUT, finish, run, start
 from tests.wiring import commit_outputs_and_plan_a_sweep
 
 pytestmark = pytest.mark.slurm
 
 RULES = ["prepare", "sample", "spm", "encode", "search", *(["train"] * 2), *(["translate"] * 2), "evaluate",
-         "task_prep", "task_train", "lm_data", "cluster", "lm_seed", "lm_lapt", "lm_eval", "lm_icl"]
-"""Rules sent to SLURM (download, params, task_eval and report are local rules). The task and x-elm stages have
-nothing to do in the CI params; they run all the same, writing their empty outputs, because the experiment
-params.yaml selects gets dvc.yaml's whole graph (for `dvc commit`)."""
-ONE_GPU = ("translate", "search", "task_train", "lm_seed", "lm_lapt", "lm_eval", "lm_icl")
+         "task_prep", "task_train", "lm_data", "cluster", "lm_seed", *(["lm_expert"] * len(CI_EXPERTS)), "lm_hmr",
+         "lm_lapt", "lm_eval", "lm_icl"]
+"""Rules sent to SLURM (download, params, task_eval and report are local rules). The task stages have nothing
+to do in the CI params; they run all the same, writing their empty outputs, so that `dvc commit` finds every
+output of dvc.yaml's graph."""
+ONE_GPU = ("translate", "search", "task_train", "lm_seed", "lm_expert", "lm_hmr", "lm_lapt", "lm_eval", "lm_icl")
 
 
 @pytest.fixture(scope="module")
