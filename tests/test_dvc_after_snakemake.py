@@ -20,7 +20,7 @@ def test_dvc_commit_then_exp_run_after_snakemake(tmp_path: Path) -> None:
     repo = copy_repo(tmp_path / "repo")
     shutil.copy(ROOT / "tests/fixtures/params.tiny.yaml", repo / "params.yaml")
     run(repo, "snakemake", "--cores", "2")
-    commit_outputs_and_plan_a_sweep(repo, "tiny", ["naive"])
+    commit_outputs_and_plan_a_sweep(repo, "tiny", yaml.safe_load((repo / "params.yaml").read_text())["methods"])
 
     run(repo, "dvc", "exp", "run", "-n", "beam1", "-S", "experiments.tiny.decode.beam=1")
     assert "beam1" in run(repo, "dvc", "exp", "list")
