@@ -113,6 +113,7 @@ def _check_xelm(out: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # the whole default run, twice: about 35 minutes on an idle 2-core machine
 def test_default_pipeline_snakemake_and_dvc(tmp_path: Path) -> None:
     smk, dvc, again = _both_front_ends(tmp_path, None, "default")
     _check_same_outputs(smk, dvc, "default")
