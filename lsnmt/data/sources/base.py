@@ -158,21 +158,21 @@ class Context:
                 self._index = index_dir(root)
             found = next((self._index[n] for n in names if n in self._index), None)
             if found is None:  # already extracted: the kind looks for its members inside the directory
-                return root, Origin(str(root), "-", "none")
+                return root, Origin(_shown(root), "-", "none")
             return found, self._verified(found, expected if found.name == remote.name or self.src.sha256 else {})
         if root.name in names or (len(self.source.remotes) == 1 and not self.source.nested):
             return root, self._verified(root, expected if root.name == remote.name or self.src.sha256 else {})
         if self.source.nested and is_archive(root):
             inner = self._inner(root, names)
             if inner is not None:
-                return inner, Origin(f"{root}!{inner.name}", file_digests(inner)["sha256"], "none")
+                return inner, Origin(f"{_shown(root)}!{inner.name}", file_digests(inner)["sha256"], "none")
         return root, self._verified(root, {})
 
     def _verified(self, path: Path, expected: dict[str, str]) -> Origin:
         digests = check_digests(path, expected, str(path))
         if not expected:
             log.info("%s: using %s as given (sha256 %s, not verified)", self.src.name, path, digests["sha256"])
-        return Origin(str(path), digests["sha256"], _check(expected))
+        return Origin(_shown(path), digests["sha256"], _check(expected))
 
     def _inner(self, outer: Path, names: tuple[str, ...]) -> Path | None:
         """Extract the first of ``names`` found inside ``outer`` into the cache."""
@@ -255,3 +255,12 @@ def strip_newlines(fh: Iterable[bytes]) -> Iterator[bytes]:
 
 def _check(expected: dict[str, str]) -> str:
     return next(iter(expected), "none")
+
+
+def _shown(path: Path) -> str:
+    """``path`` as the manifest records it: relative to the repository when inside it (outputs must not depend
+    on where the clone lives), else as given."""
+    try:
+        return str(path.resolve().relative_to(ROOT.resolve()))
+    except ValueError:
+        return str(path)
