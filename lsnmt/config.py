@@ -59,10 +59,17 @@ class SourceConfig:
     tag: str | None = None
     """Corpus tag prepended to source sentences of this corpus, e.g. ``<HQ>`` (LSL's data)."""
     max_pairs: int | None = None
+    heldout: int = 0
+    """Pairs per language pair held out of this corpus's training data as the in-domain test set
+    ``test.{name}`` (chosen after normalisation and dedup; every training pair that shares a side with a held-out
+    pair is dropped too, so the test set is disjoint from training: ``lsnmt.data.heldout``). 0: none."""
     """Keep at most this many pairs per language pair (first lines; ``None``: all)."""
 
     def __post_init__(self) -> None:
         _check_langs("languages", self.languages)
+        if self.heldout < 0 or (self.heldout and "train" not in self.splits):
+            raise FieldError("heldout", f"pairs held out of a training corpus (>= 0, splits with train), "
+                                        f"got {self.heldout} with splits {list(self.splits)}")
         # Repository data must exist now; user-supplied paths of other kinds are checked by `download`.
         if self.kind == "embedded" and self.path is not None and not (ROOT / self.path).exists():
             raise FieldError("path", f"{self.path!r} does not exist (relative to {ROOT})")
@@ -146,6 +153,13 @@ class DataConfig:
     @property
     def train_pairs(self) -> tuple[tuple[str, str], ...]:
         return self.directions(self.train_directions)
+
+    @property
+    def test_sets(self) -> dict[str, tuple[tuple[str, str], ...]]:
+        """Every test set and its directions: ``test`` (the released test split, :attr:`eval_pairs`) and
+        ``test.{corpus}`` for each source with ``heldout`` pairs (the training directions)."""
+        held = {f"test.{s.name}": self.train_pairs for s in self.sources if s.heldout}
+        return {"test": self.eval_pairs, **held} if self.eval_pairs else held
 
     @property
     def eval_pairs(self) -> tuple[tuple[str, str], ...]:

@@ -1,6 +1,6 @@
 """The ``encode`` stage: text to token-id shards, one job per file, in parallel.
 
-Inputs are the sampled training epoch and the prepared valid / test /
+Inputs are the sampled training epoch and the prepared valid / test / held-out test (``test.{corpus}``) /
 multi-way splits; outputs follow :mod:`lsnmt.data.layout`. ``meta.json``
 records the vocabulary, the special ids and, per shard, sentences and tokens.
 """
@@ -66,8 +66,9 @@ def jobs(exp: Experiment, sampled: Path, prepared: Path, out: Path) -> list[tupl
     for s, t in exp.data.train_pairs:
         for side in ("src", "tgt"):
             todo.append((sampled / "train" / f"{s}-{t}.{side}", out / "train" / f"{s}-{t}.{side}"))
-    for split in ("valid", "test"):
-        for s, t in exp.data.eval_pairs:
+    splits = {"valid": exp.data.eval_pairs, **exp.data.test_sets} if exp.data.eval_pairs else exp.data.test_sets
+    for split, pairs in splits.items():
+        for s, t in pairs:
             for side in ("src", "tgt"):
                 todo.append((prepared / split / f"{s}-{t}.{side}", out / split / f"{s}-{t}.{side}"))
     for f in sorted((prepared / "multiway").glob("*")):

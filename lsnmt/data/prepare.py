@@ -9,7 +9,9 @@ Training pairs go through, in order (the first failing check names the reason):
    characters / 4 for languages written without spaces);
 4. ``ratio``: character-length ratio above ``max_length_ratio`` when both
    sides have at least ``ratio_min_chars`` characters;
-5. ``duplicate``: a (source, target) pair already kept for this corpus.
+5. ``duplicate``: a (source, target) pair already kept for this corpus;
+6. ``heldout_overlap``: a corpus with ``heldout`` pairs gives them to its test set ``test.{corpus}`` and drops
+   the training pairs that share a side with them (:mod:`lsnmt.data.heldout`).
 
 Each unordered pair is read once and written to both of its directions. The
 valid, test and multi-way splits are never filtered or normalised (scores are
@@ -38,13 +40,14 @@ from tqdm import tqdm
 
 from lsnmt.config import Experiment, PrepareConfig, SourceConfig
 from lsnmt.data import layout
+from lsnmt.data.heldout import split_off
 from lsnmt.data.tags import add_tags, tag_tokens
 from lsnmt.io import DataError, atomic_dir, check_parallel, iter_lines, write_json
 from lsnmt.languages import UNSPACED
 
 log = logging.getLogger(__name__)
 
-REASONS = ("empty", "too_long", "ratio", "duplicate")
+REASONS = ("empty", "too_long", "ratio", "duplicate", "heldout_overlap")
 
 
 def normalize(line: str, form: str) -> str:
@@ -82,6 +85,7 @@ def clean_pair(exp: Experiment, src: SourceConfig, a: str, b: str, files: tuple[
     cfg, seen = exp.prepare, set()
     dropped: Counter[str] = Counter()
     repaired, n_in, n_kept = [0], 0, 0
+    kept: list[tuple[str, str]] = []
     with ExitStack() as stack:
         writers = {}
         for (s, t), d in outs.items():
@@ -101,11 +105,42 @@ def clean_pair(exp: Experiment, src: SourceConfig, a: str, b: str, files: tuple[
                 dropped[reason] += 1
                 continue
             n_kept += 1
-            for (s, _t), (fs, ft, pre, suf) in writers.items():
+            if src.heldout:
+                kept.append((x, y))
+                continue
+            _write_pair(writers, a, x, y, src.tag)
+        if src.heldout:
+            kept, held, dropped["heldout_overlap"] = split_off(kept, src.heldout, src.name, a, b)
+            n_kept = len(kept)
+            for x, y in kept:
+                _write_pair(writers, a, x, y, src.tag)
+            heldout_out(exp, src, a, b, held, outs)
+    return {"input": n_in, "kept": n_kept,
+            "dropped": {r: dropped[r] for r in REASONS if r != "heldout_overlap" or src.heldout},
+            "utf8_replaced": repaired[0], **({"heldout": len(held)} if src.heldout else {})}
+
+
+def _write_pair(writers: dict, a: str, x: str, y: str, tag: str | None) -> None:
+    for (s, _t), (fs, ft, pre, suf) in writers.items():
+        xs, yt = (x, y) if s == a else (y, x)
+        fs.write(add_tags(xs, pre, suf, tag) + "\n")
+        ft.write(yt + "\n")
+
+
+def heldout_out(exp: Experiment, src: SourceConfig, a: str, b: str, held: list[tuple[str, str]],
+                outs: dict[tuple[str, str], Path]) -> None:
+    """Write the held-out pairs of ``a-b`` as ``test.{corpus}/{s}-{t}.{src,tgt}`` beside ``train/``, for each
+    direction (sources tagged as in the test split)."""
+    for s, t in outs:
+        d = next(iter(outs.values())).parent.parent / f"test.{src.name}"
+        d.mkdir(parents=True, exist_ok=True)
+        pre, suf = tag_tokens(exp.data.tags, s, t, exp.data.pivot)
+        with open(d / f"{s}-{t}.src", "w", encoding="utf-8", newline="\n") as fs, \
+                open(d / f"{s}-{t}.tgt", "w", encoding="utf-8", newline="\n") as ft:
+            for x, y in held:
                 xs, yt = (x, y) if s == a else (y, x)
                 fs.write(add_tags(xs, pre, suf, src.tag) + "\n")
                 ft.write(yt + "\n")
-    return {"input": n_in, "kept": n_kept, "dropped": {r: dropped[r] for r in REASONS}, "utf8_replaced": repaired[0]}
 
 
 def prepare_train(exp: Experiment, raw: Path, out: Path) -> dict:
