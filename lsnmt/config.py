@@ -85,6 +85,19 @@ class SourceConfig:
             raise FieldError("path", f"{self.path!r} does not exist (relative to {ROOT})")
 
 
+def _check_kind(src: SourceConfig, key: str) -> None:
+    """``src.kind`` is in the source catalogue and provides ``src.splits`` (the cache and raw paths use it)."""
+    from lsnmt.data.sources import SOURCES  # lazy: the catalogue imports this module
+
+    source = SOURCES.get(src.kind)
+    if source is None:
+        raise FieldError(f"{key}.kind", f"unknown kind {src.kind!r} (known: {', '.join(sorted(SOURCES))})")
+    for j, split in enumerate(src.splits):
+        if split not in source.splits:
+            raise FieldError(f"{key}.splits[{j}]", f"kind {src.kind!r} has no {split} split "
+                             f"(it provides {', '.join(sorted(source.splits))})")
+
+
 @dataclass(frozen=True, kw_only=True)
 class DataConfig:
     """Languages, directions and corpora of one experiment."""
@@ -125,6 +138,7 @@ class DataConfig:
             for j, code in enumerate(src.languages):
                 if code not in self.languages:
                     raise FieldError(f"sources[{i}].languages[{j}]", f"{code!r} is not in data.languages")
+            _check_kind(src, f"sources[{i}]")
         for i, z in enumerate(self.zero_shot):
             pair = z.split("-")
             if len(pair) != 2 or not all(x in self.languages for x in pair) or pair[0] == pair[1]:
