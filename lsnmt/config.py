@@ -23,11 +23,13 @@ from lsnmt.typed import (
     Count,
     FieldError,
     NonNegative,
+    Pattern,
     Positive,
     Range,
     Rate,
     SafeName,
     Seed,
+    Sha256,
     build,
     load_yaml,
 )
@@ -69,11 +71,11 @@ class SourceConfig:
     """Local directory or archive (the ``embedded`` source, or a pre-downloaded copy)."""
     url: str | None = None
     """Override of the catalogue URL."""
-    sha256: str | None = None
+    sha256: Sha256 | None = None
     """Expected checksum of the archive at ``url`` (overrides the catalogue's)."""
     mirror: str | None = None
     """Base URL or local directory that replaces the catalogue host (same file names)."""
-    tag: str | None = None
+    tag: Annotated[str, Pattern(r"\S+", "one token without spaces (e.g. <HQ>)")] | None = None
     """Corpus tag prepended to source sentences of this corpus, e.g. ``<HQ>`` (LSL's data)."""
     max_pairs: Count | None = None
     """Keep at most this many pairs per language pair (first lines; ``None``: all)."""

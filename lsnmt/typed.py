@@ -80,6 +80,17 @@ class Name:
                 "no '..': it becomes a file name and a word of shell commands)")
 
 
+@dataclass(frozen=True)
+class Pattern:
+    """The value matches ``regex`` in full; ``what`` names the expected form in the error."""
+
+    regex: str
+    what: str
+
+    def error(self, value: Any) -> str | None:
+        return None if re.fullmatch(self.regex, value) else f"{value!r} is not {self.what}"
+
+
 SafeName = Annotated[str, Name()]
 """A ``str`` field, list item or mapping key that names a file or a job."""
 Count = Annotated[int, Range(ge=1)]
@@ -92,6 +103,7 @@ Positive = Annotated[float, Range(gt=0)]
 """A finite number above 0 (learning rate, temperature, epsilon)."""
 NonNegative = Annotated[float, Range(ge=0)]
 """A finite number, 0 or above (weight decay, clipping norm)."""
+Sha256 = Annotated[str, Pattern(r"[0-9a-fA-F]{64}", "a sha256 (64 hex digits)")]
 
 
 def _join(path: str, key: str | int) -> str:
@@ -229,5 +241,6 @@ def load_yaml(path: str | Path) -> Any:
         raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
 
 
-__all__ = ["NAME_PATTERN", "ConfigError", "Count", "DuplicateKeyError", "FieldError", "Name", "NonNegative", "Positive",
-           "Range", "Rate", "SafeName", "Seed", "UniqueKeyLoader", "build", "load_yaml", "to_dict"]
+__all__ = ["NAME_PATTERN", "ConfigError", "Count", "DuplicateKeyError", "FieldError", "Name", "NonNegative", "Pattern",
+           "Positive", "Range", "Rate", "SafeName", "Seed", "Sha256", "UniqueKeyLoader", "build", "load_yaml",
+           "to_dict"]

@@ -96,6 +96,8 @@ ROWS: list[tuple[str, Mutate, str]] = [
     ("significance", _set("evaluate", significance=1.5), "experiments.tiny.evaluate.significance: must be > 0"),
     ("similarity_set", _set("evaluate", similarity_sets=["tatoeba"]),
      "experiments.tiny.evaluate.similarity_sets[0]: 'tatoeba' is not a source of data.sources with a multiway split"),
+    ("sha256", _source(0, sha256="abc"), "experiments.tiny.data.sources[0].sha256: 'abc' is not a sha256 (64 hex"),
+    ("tag", _source(0, tag="<H Q>"), "experiments.tiny.data.sources[0].tag: '<H Q>' is not one token without spaces"),
     ("max_pairs", _source(0, max_pairs=-5), "experiments.tiny.data.sources[0].max_pairs: must be >= 1, got -5"),
     ("experiment_traversal", _rename_experiment("../../x"), "experiment: '../../x' is not a valid name"),
     ("experiment_key", lambda raw: raw["experiments"].__setitem__("a/b", {}), "experiments.a/b: 'a/b' is not a valid"),

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from lsnmt.languages import is_known
-from lsnmt.typed import Count, FieldError, NonNegative, Positive, Range, Rate, Seed
+from lsnmt.typed import Count, FieldError, NonNegative, Positive, Range, Rate, Seed, Sha256
 
 TYDIQA_LANGUAGES: dict[str, str] = {
     "ar": "arabic", "bn": "bengali", "en": "english", "fi": "finnish", "id": "indonesian", "ko": "korean",
@@ -36,7 +36,7 @@ class TaskSource:
     """A local copy: the release file(s) or a directory holding them (extracted or not)."""
     url: str | None = None
     """Override of the catalogue URL (one-file releases only: ``wikiann``)."""
-    sha256: str | None = None
+    sha256: Sha256 | None = None
     mirror: str | None = None
     """Base URL or local directory that replaces the catalogue host (same file names)."""
 
