@@ -12,19 +12,16 @@
 import sys
 from glob import glob
 
-import yaml
-
 sys.path.insert(0, workflow.basedir)
 from lsnmt.config import Params, TrainConfig  # noqa: E402  (light: no torch)
 from lsnmt.launch import job_resources  # noqa: E402
-from lsnmt.typed import build  # noqa: E402
+from lsnmt.typed import build, load_yaml  # noqa: E402
 
 
 configfile: "params.yaml"
 report: "reports/workflow.rst"
 
-with open("params.yaml", encoding="utf-8") as fh:
-    _FILE = yaml.safe_load(fh)
+_FILE = load_yaml("params.yaml")  # refuses a key given twice (Snakemake's own reading keeps the last one)
 _CHANGED = sorted(k for k in set(config) | set(_FILE) if k not in ("experiment", "paper")
                   and config.get(k) != _FILE.get(k))
 if _CHANGED:

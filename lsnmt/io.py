@@ -3,7 +3,9 @@
 Two rules hold everywhere in the project:
 
 * Outputs are written to a temporary sibling and renamed into place, so an
-  interrupted stage never leaves a half-written file behind.
+  interrupted stage never leaves a half-written file behind. They get the
+  permissions of a plain ``open`` (``0o666 & ~umask``; directories ``0o777 & ~umask``),
+  not ``mkstemp``'s private 0600, so a group sharing results can read them.
 * Text is split on ``\\n`` only. ``str.splitlines()`` also breaks on U+0085,
   U+2028 and friends, which would silently misalign parallel files (Tatoeba's
   Polish test set has a U+0085 on line 5374).
@@ -25,12 +27,24 @@ class DataError(ValueError):
     """Bad input data: the message names the file (and line) at fault."""
 
 
+def umask() -> int:
+    """The process's umask: read from ``/proc/self/status`` where it is there, else set and restored at once."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
     """Open a temporary file next to ``path``; rename it onto ``path`` on success only."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, 0o666 & ~umask())
     os.close(fd)
     try:
         kwargs = {"encoding": encoding, "newline": "\n"} if "b" not in mode else {}
@@ -52,6 +66,7 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
+        tmp.chmod(0o777 & ~umask())
         yield tmp
         if path.exists():
             old = path.with_name(f".{path.name}.old")

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsnmt.io import DataError
-from lsnmt.typed import ConfigError, build, to_dict
+from lsnmt.typed import ConfigError, FieldError, build, to_dict
 
 if TYPE_CHECKING:
     from lsnmt.config import Experiment, Params
@@ -130,15 +130,20 @@ def check(params: Params) -> None:
     experiment runs by name (``Params`` checks that the top-level lists are the selected experiment's).
     Raises :class:`ConfigError` naming the key path."""
     from lsnmt.search import searches
+    from models.ls import LS_KINDS
+    from models.ls.lsl import model as search_model
 
     for exp_name in sorted(params.experiments, key=lambda n: n != params.experiment):  # the selected one first
         exp = params.experiments[exp_name]
         known = searches(exp, exp_name)
+        for name, cfg in known.items():
+            _check_shape(search_model, cfg, exp, f"experiments.{exp_name}.search.{name}")
         for name, entry in exp.method_cfg.items():
             path = f"experiments.{exp_name}.method_cfg.{name}"
             if name == NAIVE:
                 raise ConfigError(f"{path}: `naive` is the plain model and takes no method_cfg entry")
-            _, cfg = typed_entry(entry, path)
+            kind, cfg = typed_entry(entry, path)
+            _check_shape(LS_KINDS[kind].model, cfg, exp, path)
             search = getattr(cfg, "architecture", None)
             if search is not None and search not in known:
                 raise ConfigError(f"{path}.architecture: {search!r} is not a search of experiments.{exp_name}.search "
@@ -149,6 +154,17 @@ def check(params: Params) -> None:
                 raise ConfigError(f"{path}: `naive` is the plain model and takes no task_method_cfg entry")
             _task_entry(entry, path)
         _check_lists(params, exp_name)
+
+
+def _check_shape(shape: Any, cfg: Any, exp: Experiment, path: str) -> None:
+    """``shape(cfg, exp.model)``, the model config a method or search trains (``None``: the experiment's),
+    is consistent (heads divide a width it sets); else :class:`ConfigError` naming ``path``."""
+    if shape is None:
+        return
+    try:
+        shape(cfg, exp.model)
+    except FieldError as exc:
+        raise ConfigError(f"{path}: {exc.message} (in the model it trains)") from None
 
 
 def _check_lists(params: Params, exp_name: str) -> None:

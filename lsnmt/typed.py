@@ -7,13 +7,25 @@ Dataclasses may define ``__post_init__`` that raises :class:`FieldError`
 (a message about one of their own fields); ``build`` prefixes it with the path.
 An optional section (``Section | None``) given as an empty mapping ``{}`` is
 absent (``None``), so that every experiment can list every section DVC tracks.
+
+Constraints on one value are declared beside its field with ``Annotated``:
+``max_steps: Annotated[int, Range(ge=1)] = 100_000``, ``name: SafeName``; ``build``
+checks them after the type. Relations between fields stay in ``__post_init__``.
+:func:`load_yaml` reads YAML refusing duplicate keys (PyYAML keeps the last one).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import operator
+import re
 import types
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
+
+import yaml
 
 
 class ConfigError(ValueError):
@@ -29,6 +41,71 @@ class FieldError(ValueError):
         self.message = message
 
 
+@dataclass(frozen=True)
+class Range:
+    """Bounds of a number: ``Range(ge=1)``, ``Range(gt=0)``, ``Range(ge=0, lt=1)``; NaN and infinities never
+    pass (``Range()`` only asks for a finite number)."""
+
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+
+    def error(self, value: Any) -> str | None:
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"must be a finite number, got {value}"
+        bounds = [(op, b) for op, b in ((">=", self.ge), (">", self.gt), ("<=", self.le), ("<", self.lt))
+                  if b is not None]
+        if all(_OPS[op](value, b) for op, b in bounds):
+            return None
+        return f"must be {' and '.join(f'{op} {b}' for op, b in bounds)}, got {value!r}"
+
+
+_OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
+
+NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}"
+"""Experiment, method, task, corpus and search names: letters, digits, ``_ . -``, at most 100 characters,
+starting with a letter or digit, no ``..``. They become single path components and words of the commands
+DVC runs through a shell, so nothing else is allowed."""
+
+
+@dataclass(frozen=True)
+class Name:
+    """The value is a safe name (:data:`NAME_PATTERN`)."""
+
+    def error(self, value: Any) -> str | None:
+        if re.fullmatch(NAME_PATTERN, value) and ".." not in value:
+            return None
+        return (f"{value!r} is not a valid name (letters, digits, '_', '.', '-', starting with a letter or digit, "
+                "no '..': it becomes a file name and a word of shell commands)")
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """The value matches ``regex`` in full; ``what`` names the expected form in the error."""
+
+    regex: str
+    what: str
+
+    def error(self, value: Any) -> str | None:
+        return None if re.fullmatch(self.regex, value) else f"{value!r} is not {self.what}"
+
+
+SafeName = Annotated[str, Name()]
+"""A ``str`` field, list item or mapping key that names a file or a job."""
+Count = Annotated[int, Range(ge=1)]
+"""A positive count, size, length or interval."""
+Seed = Annotated[int, Range(ge=0)]
+"""A random seed (numpy accepts none below 0)."""
+Rate = Annotated[float, Range(ge=0, lt=1)]
+"""A dropout or smoothing probability."""
+Positive = Annotated[float, Range(gt=0)]
+"""A finite number above 0 (learning rate, temperature, epsilon)."""
+NonNegative = Annotated[float, Range(ge=0)]
+"""A finite number, 0 or above (weight decay, clipping norm)."""
+Sha256 = Annotated[str, Pattern(r"[0-9a-fA-F]{64}", "a sha256 (64 hex digits)")]
+
+
 def _join(path: str, key: str | int) -> str:
     if isinstance(key, int):
         return f"{path}[{key}]"
@@ -36,6 +113,8 @@ def _join(path: str, key: str | int) -> str:
 
 
 def _describe(tp: Any) -> str:
+    if get_origin(tp) is Annotated:
+        return _describe(get_args(tp)[0])
     if get_origin(tp) is Literal:
         return " | ".join(repr(a) for a in get_args(tp))
     return getattr(tp, "__name__", str(tp))
@@ -46,6 +125,13 @@ def build(tp: Any, data: Any, path: str) -> Any:
     origin = get_origin(tp)
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
         return _build_dataclass(tp, data, path)
+    if origin is Annotated:
+        inner, *checks = get_args(tp)
+        value = build(inner, data, path)
+        for check in checks:
+            if (message := check.error(value)) is not None:
+                raise ConfigError(f"{path}: {message}")
+        return value
     if origin is Literal:
         if data not in get_args(tp):
             raise ConfigError(f"{path}: {data!r} is not one of {_describe(tp)}")
@@ -70,7 +156,7 @@ def build(tp: Any, data: Any, path: str) -> Any:
         ktp, vtp = get_args(tp)
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping, got {type(data).__name__} {data!r}")
-        items = {build(ktp, k, path): build(vtp, v, _join(path, str(k))) for k, v in data.items()}
+        items = {build(ktp, k, _join(path, str(k))): build(vtp, v, _join(path, str(k))) for k, v in data.items()}
         return types.MappingProxyType(items)
     return _build_scalar(tp, data, path)
 
@@ -92,7 +178,7 @@ def _build_dataclass(cls: type, data: Any, path: str) -> Any:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path or '<top>'}: expected a mapping, got {type(data).__name__} {data!r}")
-    hints = get_type_hints(cls)
+    hints = get_type_hints(cls, include_extras=True)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(data) - set(fields))
     if unknown:
@@ -120,4 +206,41 @@ def to_dict(obj: Any) -> Any:
     return obj
 
 
-__all__ = ["ConfigError", "FieldError", "build", "to_dict"]
+class DuplicateKeyError(yaml.YAMLError):
+    """A YAML mapping gives one key twice."""
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a mapping key given twice (PyYAML silently keeps the last value).
+
+    Keys a merge (``<<: *anchor``) brings in may be overridden; only the keys written in one mapping count."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            mark = key_node.start_mark
+            if key in seen:
+                raise DuplicateKeyError(f"{mark.name}:{mark.line + 1}: duplicate key {key!r} "
+                                        f"(first given on line {seen[key]})")
+            seen[key] = mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(path: str | Path) -> Any:
+    """The YAML document of ``path``; :class:`ConfigError` (one line, naming the file and line) on a syntax
+    error or a duplicate key."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return yaml.load(fh, Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
+    except DuplicateKeyError as exc:
+        raise ConfigError(str(exc)) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
+
+
+__all__ = ["NAME_PATTERN", "ConfigError", "Count", "DuplicateKeyError", "FieldError", "Name", "NonNegative", "Pattern",
+           "Positive", "Range", "Rate", "SafeName", "Seed", "Sha256", "UniqueKeyLoader", "build", "load_yaml",
+           "to_dict"]

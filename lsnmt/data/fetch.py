@@ -106,8 +106,15 @@ def resolve_source(url: str, mirror: str | None) -> str:
 
 
 def basename(url: str) -> str:
-    """Last path component of a URL or path, without query string."""
-    return unquote(urlparse(url).path.rstrip("/").rsplit("/", 1)[-1]) or url
+    """Last path component of a URL or path, without query string: a safe file name in the download cache.
+
+    Decoded separators (``..%2F..%2Fx``) do not make it a path; a URL whose last component is empty, ``.`` or
+    ``..`` gets ``download-<sha256 of the URL, 16 hex digits>``."""
+    name = unquote(urlparse(url).path.rstrip("/").rsplit("/", 1)[-1])
+    name = name.replace("\\", "/").rsplit("/", 1)[-1].replace("\0", "")
+    if name in ("", ".", ".."):
+        return "download-" + hashlib.sha256(url.encode()).hexdigest()[:16]
+    return name
 
 
 def local_path(source: str) -> Path | None:

@@ -5,8 +5,8 @@ Training pairs go through, in order (the first failing check names the reason):
 1. Unicode normalisation (``prepare.normalization``, NFKC by default) and
    whitespace collapsing;
 2. ``empty``: a side shorter than ``min_chars``;
-3. ``too_long``: a side longer than ``max_words`` (whitespace tokens, or
-   characters / 4 for languages written without spaces);
+3. ``too_long``: a side longer than ``max_chars`` characters or ``max_words``
+   (whitespace tokens, or characters / 4 for languages written without spaces);
 4. ``ratio``: character-length ratio above ``max_length_ratio`` when both
    sides have at least ``ratio_min_chars`` characters;
 5. ``duplicate``: a (source, target) pair already kept for this corpus;
@@ -18,6 +18,10 @@ valid, test and multi-way splits are never filtered or normalised (scores are
 computed against the references as released); their sources only get tags.
 Counts of kept and dropped lines per direction, corpus and reason go to
 ``report.json``.
+
+Every split loses its NUL bytes and byte-order marks (U+FEFF, anywhere in a
+line): ``report.json``'s ``removed`` counts them per raw file
+(``{"train/tatoeba/en-de.de": {"nul": 2, "bom": 1}}``).
 
 Monolingual corpora (sources whose kind is ``monolingual``, e.g. mC4 for x-elm)
 go to ``mono/{split}/{corpus}.{lang}``, one document per line: training
@@ -48,6 +52,9 @@ from lsnmt.languages import UNSPACED
 log = logging.getLogger(__name__)
 
 REASONS = ("empty", "too_long", "ratio", "duplicate", "heldout_overlap")
+JUNK = {"nul": "\x00", "bom": "\ufeff"}
+"""Characters removed from every line read, by their name in ``report.json``'s ``removed``."""
+Removed = dict[str, dict[str, int]]
 
 
 def normalize(line: str, form: str) -> str:
@@ -65,7 +72,7 @@ def reject_reason(a: str, b: str, la: str, lb: str, cfg: PrepareConfig) -> str |
     """Why the pair (a, b) is dropped, or ``None`` to keep it (duplicates are checked by the caller)."""
     if len(a) < cfg.min_chars or len(b) < cfg.min_chars:
         return "empty"
-    if length(a, la) > cfg.max_words or length(b, lb) > cfg.max_words:
+    if max(len(a), len(b)) > cfg.max_chars or length(a, la) > cfg.max_words or length(b, lb) > cfg.max_words:
         return "too_long"
     short, long_ = sorted((len(a), len(b)))
     if short >= cfg.ratio_min_chars and long_ / short > cfg.max_length_ratio:
@@ -73,14 +80,29 @@ def reject_reason(a: str, b: str, la: str, lb: str, cfg: PrepareConfig) -> str |
     return None
 
 
-def read_pairs(fa: Path, fb: Path, cfg: PrepareConfig, repaired: list[int]) -> Iterator[tuple[str, str]]:
+def read_text(path: Path, errors: str, removed: Removed, counter: list[int] | None = None) -> Iterator[str]:
+    """The lines of ``path`` (:func:`~lsnmt.io.iter_lines`) without :data:`JUNK`; once read to the end, the
+    counts go to ``removed`` under ``{split}/{corpus}/{file}`` (a file read twice is counted once)."""
+    counts = dict.fromkeys(JUNK, 0)
+    for line in iter_lines(path, errors=errors, counter=counter):
+        for name, char in JUNK.items():
+            if char in line:
+                counts[name] += line.count(char)
+                line = line.replace(char, "")
+        yield line
+    if any(counts.values()):
+        removed["/".join(path.parts[-3:])] = counts
+
+
+def read_pairs(fa: Path, fb: Path, cfg: PrepareConfig, repaired: list[int], removed: Removed
+               ) -> Iterator[tuple[str, str]]:
     check_parallel(fa, fb)
-    yield from zip(iter_lines(fa, errors=cfg.invalid_utf8, counter=repaired),
-                   iter_lines(fb, errors=cfg.invalid_utf8, counter=repaired), strict=True)
+    yield from zip(read_text(fa, cfg.invalid_utf8, removed, repaired),
+                   read_text(fb, cfg.invalid_utf8, removed, repaired), strict=True)
 
 
 def clean_pair(exp: Experiment, src: SourceConfig, a: str, b: str, files: tuple[Path, Path],
-               outs: dict[tuple[str, str], Path]) -> dict:
+               outs: dict[tuple[str, str], Path], removed: Removed) -> dict:
     """Clean one corpus of the unordered pair a-b into each requested direction; return its counts."""
     cfg, seen = exp.prepare, set()
     dropped: Counter[str] = Counter()
@@ -93,7 +115,7 @@ def clean_pair(exp: Experiment, src: SourceConfig, a: str, b: str, files: tuple[
             fs = stack.enter_context(open(d / f"{src.name}.src", "w", encoding="utf-8", newline="\n"))
             ft = stack.enter_context(open(d / f"{src.name}.tgt", "w", encoding="utf-8", newline="\n"))
             writers[(s, t)] = (fs, ft, pre, suf)
-        for x, y in read_pairs(*files, cfg, repaired):
+        for x, y in read_pairs(*files, cfg, repaired, removed):
             n_in += 1
             x, y = normalize(x, cfg.normalization), normalize(y, cfg.normalization)
             reason = reject_reason(x, y, a, b, cfg)
@@ -143,8 +165,9 @@ def heldout_out(exp: Experiment, src: SourceConfig, a: str, b: str, held: list[t
                 ft.write(yt + "\n")
 
 
-def prepare_train(exp: Experiment, raw: Path, out: Path) -> dict:
+def prepare_train(exp: Experiment, raw: Path, out: Path, removed: Removed) -> dict:
     report: dict = {}
+    read: dict[str, list[str]] = {}
     todo = set(exp.data.train_pairs)
     for src in (s for s in exp.data.sources if "train" in s.splits):
         for s, t in tqdm(sorted(todo), desc=f"prepare {src.name}", disable=None):
@@ -156,19 +179,27 @@ def prepare_train(exp: Experiment, raw: Path, out: Path) -> dict:
             dirs = {d: out / "train" / f"{d[0]}-{d[1]}" for d in ((s, t), (t, s)) if d in todo}
             for d in dirs.values():
                 d.mkdir(parents=True, exist_ok=True)
-            counts = clean_pair(exp, src, s, t, files, dirs)
+            counts = clean_pair(exp, src, s, t, files, dirs, removed)
             for d in dirs:
                 report.setdefault(f"{d[0]}-{d[1]}", {})[src.name] = counts
+                read.setdefault(f"{d[0]}-{d[1]}", []).append(_dropped(files[0].with_suffix(".*"), counts))
             log.info("train %s-%s %s: kept %d of %d", s, t, src.name, counts["kept"], counts["input"])
     for s, t in sorted(todo):
         kept = sum(c["kept"] for c in report.get(f"{s}-{t}", {}).values())
         if kept == 0:
-            raise DataError(f"no training data left for direction {s}-{t} (experiment {exp.name!r}; "
-                            f"check data.sources and the prepare filters)")
+            why = "; ".join(read.get(f"{s}-{t}", [])) or f"no corpus under {raw / 'train'} has this pair"
+            raise DataError(f"no training data left for direction {s}-{t} (experiment {exp.name!r}): {why}; "
+                            f"check data.sources and the prepare filters")
     return report
 
 
-def prepare_eval(exp: Experiment, raw: Path, out: Path, split: str) -> dict:
+def _dropped(files: Path, counts: dict) -> str:
+    """``raw/train/c/en-de.*: 3 pairs, dropped 2 empty, 1 too_long``: why a corpus gave a direction nothing."""
+    reasons = ", ".join(f"{n} {r}" for r, n in counts["dropped"].items() if n) or "none"
+    return f"{files}: {counts['input']} pairs, dropped {reasons}"
+
+
+def prepare_eval(exp: Experiment, raw: Path, out: Path, split: str, removed: Removed) -> dict:
     """Copy one evaluation split, tagging sources; error if a direction has no data."""
     counts = {}
     for s, t in exp.data.eval_pairs:
@@ -184,16 +215,16 @@ def prepare_eval(exp: Experiment, raw: Path, out: Path, split: str) -> dict:
         d = out / split
         d.mkdir(parents=True, exist_ok=True)
         with open(d / f"{s}-{t}.src", "w", encoding="utf-8", newline="\n") as fo:
-            for line in iter_lines(fs, errors=exp.prepare.invalid_utf8):
+            for line in read_text(fs, exp.prepare.invalid_utf8, removed):
                 fo.write(add_tags(line, pre, suf, src.tag) + "\n")
         with open(d / f"{s}-{t}.tgt", "w", encoding="utf-8", newline="\n") as fo:
-            for line in iter_lines(ft, errors=exp.prepare.invalid_utf8):
+            for line in read_text(ft, exp.prepare.invalid_utf8, removed):
                 fo.write(line + "\n")
         counts[f"{s}-{t}"] = {"corpus": src.name, "lines": n}
     return counts
 
 
-def prepare_multiway(exp: Experiment, raw: Path, out: Path) -> dict:
+def prepare_multiway(exp: Experiment, raw: Path, out: Path, removed: Removed) -> dict:
     counts = {}
     for src in (s for s in exp.data.sources if "multiway" in s.splits):
         lines = {}
@@ -204,19 +235,19 @@ def prepare_multiway(exp: Experiment, raw: Path, out: Path) -> dict:
             dst = out / "multiway" / f"{src.name}.{lang}"
             dst.parent.mkdir(parents=True, exist_ok=True)
             with open(dst, "w", encoding="utf-8", newline="\n") as fo:
-                lines[lang] = sum(fo.write(x + "\n") > 0 for x in iter_lines(f, errors=exp.prepare.invalid_utf8))
+                lines[lang] = sum(fo.write(x + "\n") > 0 for x in read_text(f, exp.prepare.invalid_utf8, removed))
         if len(set(lines.values())) > 1:
             raise DataError(f"multi-way corpus {src.name!r} is not aligned: line counts {lines}")
         counts[src.name] = lines
     return counts
 
 
-def _mono_train(src: Path, dst: Path, cfg: PrepareConfig) -> dict:
+def _mono_train(src: Path, dst: Path, cfg: PrepareConfig, removed: Removed) -> dict:
     seen: set[bytes] = set()
     dropped: Counter[str] = Counter()
     repaired, n_in, n_kept = [0], 0, 0
     with open(dst, "w", encoding="utf-8", newline="\n") as fo:
-        for line in iter_lines(src, errors=cfg.invalid_utf8, counter=repaired):
+        for line in read_text(src, cfg.invalid_utf8, removed, repaired):
             n_in += 1
             line = normalize(line, cfg.normalization)
             key = hashlib.blake2b(line.encode(), digest_size=8).digest()
@@ -230,7 +261,7 @@ def _mono_train(src: Path, dst: Path, cfg: PrepareConfig) -> dict:
     return {"input": n_in, "kept": n_kept, "dropped": dict(sorted(dropped.items())), "utf8_replaced": repaired[0]}
 
 
-def prepare_monolingual(exp: Experiment, raw: Path, out: Path) -> dict:
+def prepare_monolingual(exp: Experiment, raw: Path, out: Path, removed: Removed) -> dict:
     """Documents of the monolingual corpora into ``mono/{split}/{corpus}.{lang}``; return their counts."""
     from lsnmt.data.sources import SOURCES  # lazy: the catalogue imports every source module
 
@@ -246,10 +277,10 @@ def prepare_monolingual(exp: Experiment, raw: Path, out: Path) -> dict:
                 dst = out / "mono" / split / f"{src.name}.{lang}"
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 if split == "train":
-                    c = _mono_train(f, dst, exp.prepare)
+                    c = _mono_train(f, dst, exp.prepare, removed)
                 else:
                     with open(dst, "w", encoding="utf-8", newline="\n") as fo:
-                        n = sum(fo.write(x + "\n") > 0 for x in iter_lines(f, errors=exp.prepare.invalid_utf8))
+                        n = sum(fo.write(x + "\n") > 0 for x in read_text(f, exp.prepare.invalid_utf8, removed))
                     c = {"input": n, "kept": n}
                 counts.setdefault(split, {}).setdefault(src.name, {})[lang] = c
                 log.info("mono %s %s %s: kept %d of %d", split, src.name, lang, c["kept"], c["input"])
@@ -258,12 +289,14 @@ def prepare_monolingual(exp: Experiment, raw: Path, out: Path) -> dict:
 
 def prepare(exp: Experiment, raw: Path, out: Path) -> dict:
     """Run the whole stage into ``out`` atomically; return the report (also written to report.json)."""
+    removed: Removed = {}
     with atomic_dir(out) as tmp:
-        report = {"train": prepare_train(exp, raw, tmp)}
+        report = {"train": prepare_train(exp, raw, tmp, removed)}
         for split in ("valid", "test"):
             if exp.data.eval_pairs:
-                report[split] = prepare_eval(exp, raw, tmp, split)
-        report["multiway"] = prepare_multiway(exp, raw, tmp)
-        report["mono"] = prepare_monolingual(exp, raw, tmp)
+                report[split] = prepare_eval(exp, raw, tmp, split, removed)
+        report["multiway"] = prepare_multiway(exp, raw, tmp, removed)
+        report["mono"] = prepare_monolingual(exp, raw, tmp, removed)
+        report["removed"] = dict(sorted(removed.items()))
         write_json(tmp / "report.json", report)
     return report

@@ -14,6 +14,7 @@ import io
 import json
 import logging
 import random
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -75,6 +76,16 @@ def balanced_sample(files: list[tuple[Path, tuple]], k: int, rng: random.Random)
     return reservoir
 
 
+def _trainer_error(message: str, vocab_size: int) -> str:
+    """One line for what sentencepiece's trainer refused (its messages quote C++ checks)."""
+    m = re.search(r"smaller than required_chars\. (\d+) vs (\d+)", message)
+    if m:
+        return (f"spm.vocab_size {vocab_size} is too small for this corpus: its characters and the symbols need "
+                f"{m.group(2)} pieces (raise spm.vocab_size or lower spm.character_coverage)")
+    first = " ".join(message.split())
+    return f"sentencepiece could not train a {vocab_size}-piece model on this text ({first})"
+
+
 def train_spm(exp: Experiment, prepared: Path, out: Path) -> dict:
     """Train the shared model into ``out`` (spm.model, spm.vocab, symbols.json) atomically.
 
@@ -91,15 +102,20 @@ def train_spm(exp: Experiment, prepared: Path, out: Path) -> dict:
         counts[lang] = len(lines)
         sample += lines
     model = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(sample), model_writer=model, vocab_size=cfg.vocab_size,
-        model_type=cfg.model_type, character_coverage=cfg.character_coverage,
-        user_defined_symbols=symbols(exp), bos_id=BOS, pad_id=PAD, eos_id=EOS, unk_id=UNK,
-        input_sentence_size=0, shuffle_input_sentence=False, hard_vocab_limit=False,
-        num_threads=cfg.threads, minloglevel=2,
-    )
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sample), model_writer=model, vocab_size=cfg.vocab_size,
+            model_type=cfg.model_type, character_coverage=cfg.character_coverage,
+            user_defined_symbols=symbols(exp), bos_id=BOS, pad_id=PAD, eos_id=EOS, unk_id=UNK,
+            input_sentence_size=0, shuffle_input_sentence=False, hard_vocab_limit=False,
+            num_threads=cfg.threads, minloglevel=2,
+        )
+    except RuntimeError as exc:
+        raise DataError(f"{prepared}: {_trainer_error(str(exc), cfg.vocab_size)}") from None
     sp = spm.SentencePieceProcessor(model_proto=model.getvalue())
     vocab = sp.get_piece_size()
+    if vocab < cfg.vocab_size:
+        log.warning("spm: the training text supports %d pieces, fewer than spm.vocab_size %d", vocab, cfg.vocab_size)
     info = {"vocab_size": vocab, "symbols": symbols(exp), "sentences_per_language": counts,
             "bos": BOS, "pad": PAD, "eos": EOS, "unk": UNK}
     with atomic_dir(out) as tmp:

@@ -12,6 +12,7 @@ direction: ``{out}/{src}-{tgt}.hyp``.
 from __future__ import annotations
 
 import logging
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,7 @@ from tqdm import tqdm
 
 from lsnmt.config import Experiment
 from lsnmt.decode.beam import beam_search
-from lsnmt.io import atomic_dir
+from lsnmt.io import DataError, atomic_dir
 from lsnmt.methods import bind, resolve
 from lsnmt.train.corpus import Direction, Vocab, load_split
 from models.build import build_transformer
@@ -34,9 +35,16 @@ def load_model(exp: Experiment, method: str, model_path: Path, vocab: Vocab) -> 
     """The trained model of ``model.pt`` (weights chosen by ``train.final_checkpoint`` at the end of training).
 
     The method's config comes from params.yaml (it fixes e.g. FD's inference route); a layout that a search
-    selected (LSL-NAS) comes from the model's own record, so the search output is not read again.
+    selected (LSL-NAS) comes from the model's own record, so the search output is not read again. The file holds
+    tensors and plain types only and is read with ``weights_only=True``: a pickle that would run code (a model
+    shared through a DVC remote or a cluster file system) is refused with a :class:`~lsnmt.io.DataError`.
     """
-    state = torch.load(model_path, map_location="cpu", weights_only=False)
+    try:
+        state = torch.load(model_path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        lines = [x.strip() for x in str(exc).splitlines() if x.strip()]  # torch's first line advises False
+        reason = next((x for x in lines if "GLOBAL" in x or "nsupported" in x), lines[-1] if lines else "")
+        raise DataError(f"{model_path}: not a plain checkpoint of tensors, refused ({reason})") from None
     kind, cfg = resolve(exp, method)  # the method's config fixes its inference route (e.g. FD: shared)
     cfg = bind(exp, method, kind, cfg, stored=state.get("config", {}).get("method"))
     model = build_transformer(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),

@@ -20,9 +20,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from lsnmt.io import DataError
+from lsnmt.typed import ConfigError, load_yaml
 
 ROOT = Path(__file__).resolve().parents[2] / "reports" / "paper"
 PAPERS = ("lmsfd", "clm", "lsl", "xelm")
@@ -32,7 +32,6 @@ NOT_APPLICABLE = frozenset({"", "-", "–", "—", "−"})
 """Cells that print no value: empty, or a dash (hyphen, en dash, em dash, U+2212 minus)."""
 _SCALE = {"K": 1e3, "M": 1e6, "B": 1e9, "%": 1.0, "x": 1.0, "×": 1.0}
 _NUMBER = re.compile(r"([+-]?)(\d+(?:\.\d+)?|\.\d+)\s*([KMB%x×]?)")
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _FILE = re.compile(r"(?P<paper>[a-z]+)/table(?P<table>[0-9A-Z]+)\.csv")
 
 
@@ -72,9 +71,9 @@ def index(root: str | Path = ROOT) -> list[TableMeta]:
     """All entries of ``<root>/index.yaml``, in file order; raises :class:`DataError` on a malformed entry."""
     path = Path(root) / "index.yaml"
     try:
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER)
-    except yaml.YAMLError as exc:
-        raise DataError(f"{path}: not valid YAML: {exc}") from None
+        doc = load_yaml(path)
+    except ConfigError as exc:
+        raise DataError(str(exc)) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("tables"), list):
         raise DataError(f"{path}: expected a mapping with a 'tables' list")
     names = {f.name for f in fields(TableMeta)}

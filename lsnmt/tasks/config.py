@@ -15,10 +15,10 @@ decay 1e-4, last checkpoint (TyDiQA-GoldP has no dev set besides the one reporte
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
 from lsnmt.languages import is_known
-from lsnmt.typed import FieldError
+from lsnmt.typed import Count, FieldError, NonNegative, Positive, Range, Rate, Seed, Sha256
 
 TYDIQA_LANGUAGES: dict[str, str] = {
     "ar": "arabic", "bn": "bengali", "en": "english", "fi": "finnish", "id": "indonesian", "ko": "korean",
@@ -36,7 +36,7 @@ class TaskSource:
     """A local copy: the release file(s) or a directory holding them (extracted or not)."""
     url: str | None = None
     """Override of the catalogue URL (one-file releases only: ``wikiann``)."""
-    sha256: str | None = None
+    sha256: Sha256 | None = None
     mirror: str | None = None
     """Base URL or local directory that replaces the catalogue host (same file names)."""
 
@@ -50,11 +50,11 @@ class EncoderConfig:
     ``save_pretrained`` directory); ``random``: an XLM-R of the sizes below, randomly initialised, with a
     unigram tokenizer trained on the task's training text (tests and the embedded default: nothing downloads)."""
     name: str = "xlm-roberta-base"
-    hidden_size: int = 32
-    layers: int = 2
-    heads: int = 2
-    ffn_dim: int = 64
-    vocab_size: int = 600
+    hidden_size: Count = 32
+    layers: Count = 2
+    heads: Count = 2
+    ffn_dim: Count = 64
+    vocab_size: Count = 600
     """``random`` only: sizes of the encoder and of the trained tokenizer's vocabulary."""
 
     def __post_init__(self) -> None:
@@ -72,34 +72,34 @@ class TaskConfig:
     """ISO codes (WikiANN language ids; TyDiQA: keys of ``TYDIQA_LANGUAGES``)."""
     source: TaskSource
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
-    epochs: int = 20
-    batch_size: int = 32
+    epochs: Count = 20
+    batch_size: Count = 32
     """Examples (NER sentences, QA windows) per update, all of one language (homogeneous batches, Sec. 5)."""
-    lr: float = 2e-5
-    weight_decay: float = 0.0
+    lr: Positive = 2e-5
+    weight_decay: NonNegative = 0.0
     """AdamW decoupled weight decay on every weight but biases and LayerNorms (XTREME's recipe)."""
-    warmup_steps: int = 0
-    adam_eps: float = 1e-8
-    clip_norm: float = 1.0
-    dropout: float = 0.1
+    warmup_steps: Annotated[int, Range(ge=0)] = 0
+    adam_eps: Positive = 1e-8
+    clip_norm: NonNegative = 1.0
+    dropout: Rate = 0.1
     """Hidden and attention dropout of the encoder and dropout before the head (Sec. 5.3-5.4: 0.1)."""
-    max_length: int = 128
+    max_length: Count = 128
     """Sub-word tokens per example, ``<s>``/``</s>`` included; NER sentences beyond it are truncated for
     training and predicted ``O`` past the cut; QA contexts are split into overlapping windows."""
-    doc_stride: int = 128
+    doc_stride: Count = 128
     """QA: tokens between the starts of two consecutive context windows."""
-    max_query_length: int = 64
-    max_answer_length: int = 30
-    n_best: int = 20
+    max_query_length: Count = 64
+    max_answer_length: Count = 30
+    n_best: Count = 20
     """QA decoding: the ``n_best`` best start and end logits per window, answers up to ``max_answer_length``."""
-    seeds: tuple[int, ...] = (1, 2, 3)
+    seeds: tuple[Seed, ...] = (1, 2, 3)
     """One run per seed; results are averaged over them (Sec. 5: 3 seeds)."""
     select: Literal["best", "last"] = "last"
     """``best``: the epoch with the highest mean dev F1 (needs a dev split: WikiANN); ``last``: the final one."""
-    max_train_per_language: int | None = None
+    max_train_per_language: Count | None = None
     """Keep the first N training examples of each language (quick runs; ``None``: all)."""
-    eval_batch_size: int = 64
-    cpu_threads: int | None = None
+    eval_batch_size: Count = 64
+    cpu_threads: Count | None = None
     """Intra-op threads of torch on CPU (``None``: torch's default). Tiny models run fastest on one: with
     two, each step of the 32-dim encoder took 13x longer on a shared 2-core machine."""
     citation: str = ""
@@ -118,8 +118,8 @@ class TaskConfig:
             raise FieldError("source.kind", f"a {self.kind} task reads {wanted!r} data, got {self.source.kind!r}")
         if self.kind == "qa" and self.select == "best":
             raise FieldError("select", "TyDiQA-GoldP has no dev split besides the reported one: use `last`")
-        for name in ("epochs", "batch_size", "max_length", "doc_stride", "eval_batch_size"):
-            if getattr(self, name) < 1:
-                raise FieldError(name, f"must be >= 1, got {getattr(self, name)}")
         if not self.seeds:
             raise FieldError("seeds", "at least one seed")
+        if self.kind == "qa" and self.max_length - self.max_query_length - 4 < 1:
+            raise FieldError("max_length", f"{self.max_length} leaves no room for the context after "
+                             f"max_query_length {self.max_query_length} and 4 special pieces")

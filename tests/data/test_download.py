@@ -483,3 +483,65 @@ def test_download_local_corpus_in_raw_layout(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="is not a directory"):
         download(experiment(tmp_path, SourceConfig(name="x", kind="local", path=str(tmp_path / "nope"))),
                  tmp_path / "raw2")
+
+
+# -- nothing escapes: cache names, archive members, symbolic links ------------------------------------------------
+
+
+def test_cache_name_from_a_url_that_encodes_dot_dot(server: Served, tmp_path: Path) -> None:
+    tarball = opus_tarball()
+    server.files["/x/..%2F..%2F..%2Fopus.tgz"] = tarball
+    src = opus_source(url=server.url("/x/..%2F..%2F..%2Fopus.tgz"), sha256=sha256(tarball))
+    download(experiment(tmp_path, src), tmp_path / "raw")
+    assert (tmp_path / "cache" / "opus100" / "opus.tgz").read_bytes() == tarball
+    assert not (tmp_path / "opus.tgz").exists()
+    assert fetch_mod.basename("http://h/a/%2E%2E").startswith("download-")
+    assert fetch_mod.basename("http://h/") == fetch_mod.basename("http://h/") != fetch_mod.basename("http://g/")
+
+
+def test_archive_members_never_escape(tmp_path: Path) -> None:
+    from lsnmt.data.sources.archive import extract, extract_member
+
+    archive = tmp_path / "a" / "evil.tgz"
+    archive.parent.mkdir()
+    with tarfile.open(archive, "w:gz") as tf:
+        add_text(tf, "../../escaped/train.de", ["hallo"])
+        link = tarfile.TarInfo("train.en")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/hostname"
+        tf.addfile(link)
+        hard = tarfile.TarInfo("dev.en")
+        hard.type, hard.linkname = tarfile.LNKTYPE, "../../escaped/train.de"
+        tf.addfile(hard)
+    got = extract(archive, ["train.de", "train.en", "dev.en"], tmp_path / "a" / "out")
+    assert got == {"train.de": tmp_path / "a" / "out" / "train.de"}
+    assert read(got["train.de"]) == ["hallo"]
+    assert not extract_member(archive, "train.en", tmp_path / "a" / "x")
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "evil.tgz", "out", "train.de"]
+
+
+def test_symlink_out_of_a_local_source_is_refused(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not corpus data\n")
+    corpus = tmp_path / "mine"
+    (corpus / "train").mkdir(parents=True)
+    (corpus / "train" / "en-de.en").write_text("hello\n")
+    (corpus / "train" / "en-de.de").symlink_to(secret)
+    src = SourceConfig(name="mine", kind="local", path=str(corpus), splits=("train",))
+    with pytest.raises(DataError, match=r"en-de\.de: a symbolic link to .*secret\.txt, outside .*mine; refused"):
+        download(experiment(tmp_path, src, languages=("en", "de"), eval_directions="none"), tmp_path / "raw")
+    assert not (tmp_path / "raw").exists()
+    (corpus / "train" / "en-de.de").unlink()
+    (corpus / "train" / "real.de").write_text("hallo\n")
+    (corpus / "train" / "en-de.de").symlink_to("real.de")  # a link inside the folder is fine
+    download(experiment(tmp_path, src, languages=("en", "de"), eval_directions="none"), tmp_path / "raw")
+    assert read(tmp_path / "raw" / "train" / "mine" / "en-de.de") == ["hallo"]
+
+
+def test_symlink_out_of_a_path_directory_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere.tgz").write_bytes(opus_tarball())
+    folder = tmp_path / "given"
+    folder.mkdir()
+    (folder / "opus-100-corpus-v1.0.tar.gz").symlink_to(tmp_path / "elsewhere.tgz")
+    with pytest.raises(DataError, match="outside .*given; refused"):
+        download(experiment(tmp_path, opus_source(path=str(folder))), tmp_path / "raw")
+    assert not (tmp_path / "raw").exists()

@@ -99,3 +99,41 @@ def test_missing_eval_split(tmp_path: Path) -> None:
                      {"en": ["x"], "de": ["y"]})
     with pytest.raises(DataError, match="no valid data for direction en-fr"):
         prepare(experiment(), raw, tmp_path / "out")
+
+
+def test_nul_and_bom_removed_and_counted(tmp_path: Path) -> None:
+    raw = raw_corpus(tmp_path / "raw", {"en-de": (["\ufeffa cat", "do\x00g"], ["eine Katze", "Hu\x00\x00nd"]),
+                                        "en-fr": (["a"], ["b"])},
+                     {**EVAL, "de": ["\ufeffHallo.", "Tschüss."]})
+    out = tmp_path / "out"
+    report = prepare(experiment(prepare={"normalization": "none"}), raw, out)
+    assert list(iter_lines(out / "train" / "en-de" / "bitext.src")) == ["<2de> a cat", "<2de> dog"]
+    assert list(iter_lines(out / "train" / "en-de" / "bitext.tgt")) == ["eine Katze", "Hund"]
+    assert list(iter_lines(out / "test" / "de-en.src")) == ["<2en> Hallo.", "<2en> Tschüss."]
+    assert list(iter_lines(out / "valid" / "en-de.tgt")) == ["Hallo.", "Tschüss."]
+    for f in out.rglob("*"):
+        if f.is_file() and f.name != "report.json":
+            assert b"\x00" not in f.read_bytes() and "\ufeff".encode() not in f.read_bytes(), f
+    assert report["removed"]["train/bitext/en-de.en"] == {"nul": 1, "bom": 1}
+    assert report["removed"]["train/bitext/en-de.de"] == {"nul": 2, "bom": 0}
+    assert report["removed"]["valid/mw/mw.de"] == {"nul": 0, "bom": 1}  # read by two directions, counted once
+    assert set(report["removed"]) == {"train/bitext/en-de.en", "train/bitext/en-de.de", "valid/mw/mw.de",
+                                      "test/mw/mw.de"}
+
+
+def test_long_line_without_spaces_is_too_long(tmp_path: Path) -> None:
+    raw = raw_corpus(tmp_path / "raw", {"en-de": (["x" * 1_000_000, "ok"], ["y", "gut"]), "en-fr": (["a"], ["b"])},
+                     EVAL)
+    report = prepare(experiment(prepare={"max_length_ratio": 1e9}), raw, tmp_path / "out")
+    assert report["train"]["en-de"]["bitext"]["dropped"]["too_long"] == 1
+    assert report["train"]["en-de"]["bitext"]["kept"] == 1
+
+
+def test_empty_direction_names_files_and_reasons(tmp_path: Path) -> None:
+    raw = raw_corpus(tmp_path / "raw", {"en-de": (["a"], ["b"]), "en-fr": (["", "x" * 3000], ["b", "c"])}, EVAL)
+    with pytest.raises(DataError) as info:
+        prepare(experiment(), raw, tmp_path / "out")
+    msg = str(info.value)
+    assert "no training data left for direction en-fr" in msg
+    assert "train/bitext/en-fr.*: 2 pairs, dropped 1 empty, 1 too_long" in msg
+    assert not (tmp_path / "out").exists()

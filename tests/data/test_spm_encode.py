@@ -97,3 +97,14 @@ def test_large_vocab_uses_int32(tmp_path: Path) -> None:
     w.add_many([[249_999, 3]])
     w.close()
     assert Shard(tmp_path / "y", vocab_size=250_000)[0].tolist() == [249_999, 3]
+
+
+def test_vocabulary_too_small_for_the_corpus_is_one_line(pipeline, tmp_path: Path) -> None:  # noqa: ANN001
+    from lsnmt.io import DataError
+
+    root, _ = pipeline
+    exp = experiment(spm={"vocab_size": 20, "sentences_per_language": 150, "threads": 1})
+    with pytest.raises(DataError, match=r"prepared: spm\.vocab_size 20 is too small for this corpus: its characters "
+                                        r"and the symbols need \d+ pieces"):
+        train_spm(exp, root / "prepared", tmp_path / "spm")
+    assert not (tmp_path / "spm").exists()

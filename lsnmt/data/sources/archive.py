@@ -4,6 +4,11 @@ Members are matched by *basename* (``opus.de-en-train.de``), so the same code
 reads the official archive, a re-packed one, or a directory the user already
 extracted. Tar archives are streamed (``r|*``): a multi-GB release is read
 once, front to back, and never unpacked to disk.
+
+Nothing escapes: only regular members are read (never a tar symlink or hard link),
+and they are written under their basename into the folder asked for, so a member
+called ``../../x`` or ``/etc/x`` lands as ``x`` there. In a directory, a symbolic
+link that leads outside it is refused (:func:`inside`).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from lsnmt.io import atomic_write
+from lsnmt.io import DataError, atomic_write
 
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip")
 
@@ -26,13 +31,24 @@ def is_archive(path: Path) -> bool:
     return path.is_file() and path.name.lower().endswith(ARCHIVE_SUFFIXES)
 
 
+def inside(path: Path, root: Path) -> Path:
+    """``path``, once checked to resolve inside ``root``: a source reads only below the folder params.yaml names,
+    so a symbolic link that leads out of it raises :class:`DataError`."""
+    real = path.resolve()
+    if not real.is_relative_to(root.resolve()):
+        raise DataError(f"{path}: a symbolic link to {real}, outside {root}; refused (copy the file in instead)")
+    return path
+
+
 def index_dir(root: Path) -> dict[str, Path]:
-    """Basename -> path of every file below ``root`` (first in sorted walk order wins)."""
+    """Basename -> path of every file below ``root`` (first in sorted walk order wins; linked folders are not
+    entered, linked files must stay inside ``root``)."""
     out: dict[str, Path] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         for name in sorted(filenames):
-            out.setdefault(name, Path(dirpath) / name)
+            path = Path(dirpath) / name
+            out.setdefault(name, inside(path, root) if path.is_symlink() else path)
     return out
 
 
@@ -97,6 +113,8 @@ def extract(location: Path, names: Collection[str], into: Path) -> dict[str, Pat
     into.mkdir(parents=True, exist_ok=True)
     out: dict[str, Path] = {}
     for name, fh in members(location, names):
+        if Path(name).name != name or name in (".", ".."):
+            raise DataError(f"{location}: member name {name!r} is not a plain file name")
         with open(into / name, "wb") as dst:
             shutil.copyfileobj(fh, dst, 1 << 20)
         out[name] = into / name

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from lsnmt.config import ROOT
 from lsnmt.data.fetch import file_digests
+from lsnmt.data.sources.archive import inside
 from lsnmt.data.sources.base import Context, Origin, Source
 from lsnmt.io import DataError
 from lsnmt.languages import flores_code
@@ -39,8 +40,13 @@ def build(ctx: Context) -> None:
     builder(ctx, folder, _manifest(folder))
 
 
+def _base(ctx: Context) -> Path:
+    """The folder params.yaml names: files are read only below it (a symbolic link out of it is refused)."""
+    return ROOT / (ctx.src.path or "embedded")
+
+
 def _corpus_dir(ctx: Context) -> Path:
-    base = ROOT / (ctx.src.path or "embedded")
+    base = _base(ctx)
     folder = base / ctx.src.name if (base / ctx.src.name).is_dir() else base
     if not folder.is_dir():
         raise DataError(f"embedded source {ctx.src.name!r}: {folder} is not a directory")
@@ -106,7 +112,7 @@ def _tatoeba(ctx: Context, folder: Path, manifest: dict[Path, str]) -> None:
                 ctx.missing(split, f"{a}-{b}")
                 continue
             for src, out in zip(found, ctx.bitext(split, a, b), strict=True):
-                ctx.copy_file(out, src, _origin(src, manifest))
+                ctx.copy_file(out, inside(src, _base(ctx)), _origin(src, manifest))
 
 
 def _flores(ctx: Context, folder: Path, manifest: dict[Path, str]) -> None:
@@ -131,7 +137,7 @@ def _multiway(ctx: Context, split: str, file_of: Callable[[str], Path], manifest
         if src is None or not src.is_file():
             ctx.missing(split, lang)
             continue
-        ctx.copy_file(ctx.multiway(split, lang), src, _origin(src, manifest))
+        ctx.copy_file(ctx.multiway(split, lang), inside(src, _base(ctx)), _origin(src, manifest))
 
 
 SOURCE = Source(

@@ -8,7 +8,8 @@ cleaning scripts, say), point ``path:`` at a directory laid out like
     {path}/{split}/{a}-{b}.{a}    {path}/{split}/{a}-{b}.{b}    (bitext, pivot first)
     {path}/{split}/mw.{lang}                                    (multi-way / monolingual)
 
-Files are copied byte for byte; their sha256 goes to ``raw/MANIFEST.tsv``.
+Files are copied byte for byte; their sha256 goes to ``raw/MANIFEST.tsv``. A symbolic link
+that leads outside ``path`` is refused.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from lsnmt.config import ROOT
 from lsnmt.data.fetch import file_digests
+from lsnmt.data.sources.archive import inside
 from lsnmt.data.sources.base import Context, Origin, Source
 from lsnmt.io import DataError
 
@@ -36,7 +38,7 @@ def build(ctx: Context) -> None:
             for lang in ctx.languages:
                 src = folder / split / f"mw.{lang}"
                 if src.is_file():
-                    ctx.copy_file(ctx.multiway(split, lang), src, _origin(src))
+                    ctx.copy_file(ctx.multiway(split, lang), inside(src, folder), _origin(src))
                 else:
                     ctx.missing(split, lang)
             continue
@@ -48,7 +50,7 @@ def build(ctx: Context) -> None:
                 ctx.missing(split, f"{a}-{b}")
                 continue
             for src, out in zip(found, ctx.bitext(split, a, b), strict=True):
-                ctx.copy_file(out, src, _origin(src))
+                ctx.copy_file(out, inside(src, folder), _origin(src))
 
 
 SOURCE = Source(

@@ -18,7 +18,7 @@ from typing import BinaryIO
 
 from lsnmt.data import layout
 from lsnmt.data.fetch import file_digests
-from lsnmt.data.sources.archive import members
+from lsnmt.data.sources.archive import inside, members
 from lsnmt.data.sources.base import Context, Origin, Remote, Source
 from lsnmt.io import DataError
 
@@ -51,7 +51,7 @@ def build(ctx: Context) -> None:
             if folder.is_dir():
                 for name in FILES:
                     if (folder / name).is_file():
-                        src = folder / name
+                        src = inside(folder / name, location)
                         ctx.copy_file(out / lang / name, src, Origin(str(src), file_digests(src)["sha256"], "none"))
                         found[lang].add(name)
         inner = {k: v for k, v in inner.items() if not found[v]}
