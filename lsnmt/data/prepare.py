@@ -133,6 +133,9 @@ def clean_pair(exp: Experiment, src: SourceConfig, a: str, b: str, files: tuple[
             _write_pair(writers, a, x, y, src.tag)
         if src.heldout:
             kept, held, dropped["heldout_overlap"] = split_off(kept, src.heldout, src.name, a, b)
+            if not held:
+                raise DataError(f"{files[0]}: {n_kept} pairs kept for {a}-{b}, too few to hold out a test set "
+                                f"(sources.{src.name}.heldout needs at least 4)")
             n_kept = len(kept)
             for x, y in kept:
                 _write_pair(writers, a, x, y, src.tag)

@@ -137,3 +137,30 @@ def test_empty_direction_names_files_and_reasons(tmp_path: Path) -> None:
     assert "no training data left for direction en-fr" in msg
     assert "train/bitext/en-fr.*: 2 pairs, dropped 1 empty, 1 too_long" in msg
     assert not (tmp_path / "out").exists()
+
+
+def test_heldout_test_set_is_disjoint_from_training(tmp_path: Path) -> None:
+    """``heldout``: n pairs per language pair become ``test.{corpus}``; training keeps no pair sharing a side with
+    them (Tatoeba repeats English sentences with alternative translations)."""
+    en = [f"sentence {i}" for i in range(40)] + ["sentence 0"] * 3  # "sentence 0" has three more translations
+    de = [f"Satz {i}" for i in range(40)] + ["Satz null", "Satz zero", "Nullsatz"]
+    raw = raw_corpus(tmp_path / "raw", {"en-de": (en, de), "en-fr": (["one", "two", "3", "4"], ["un", "deux", "3", "4"])}, EVAL)
+    exp = experiment(data={"sources": [{"name": "bitext", "kind": "embedded", "splits": ["train"], "heldout": 10},
+                                       {"name": "mw", "kind": "embedded", "splits": ["valid", "test"]}]})
+    assert list(exp.data.test_sets) == ["test", "test.bitext"]
+    out = tmp_path / "out"
+    counts = prepare(exp, raw, out)["train"]["en-de"]["bitext"]
+    held_en = list(iter_lines(out / "test.bitext" / "de-en.tgt"))
+    held_de = list(iter_lines(out / "test.bitext" / "en-de.tgt"))
+    assert counts["heldout"] == len(held_en) == len(held_de) == 10  # 43 pairs // 4
+    assert [x.removeprefix("<2de> ") for x in iter_lines(out / "test.bitext" / "en-de.src")] == held_en
+    train_en = list(iter_lines(out / "train" / "de-en" / "bitext.tgt"))
+    train_de = list(iter_lines(out / "train" / "en-de" / "bitext.tgt"))
+    assert not set(held_en) & set(train_en) and not set(held_de) & set(train_de)
+    assert counts["kept"] == len(train_en) == 43 - 10 - counts["dropped"]["heldout_overlap"]
+    again = tmp_path / "again"
+    prepare(exp, raw, again)  # the draw is seeded: the same test set every run
+    assert list(iter_lines(again / "test.bitext" / "de-en.tgt")) == held_en
+    with pytest.raises(DataError, match="too few to hold out"):
+        prepare(exp, raw_corpus(tmp_path / "small", {"en-de": (en, de), "en-fr": (["one"], ["un"])}, EVAL),
+                tmp_path / "small_out")
