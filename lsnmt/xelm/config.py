@@ -147,7 +147,9 @@ class TfidfConfig:
     """How every training document gets its cluster: a balanced assignment (equal cluster sizes, exact min-cost
     transport per chunk) or the nearest centroid."""
     assign_chunk: int = 50_000
-    """Documents per balanced-assignment problem (c-BTM balances batches of 50,000)."""
+    """Documents per balanced-assignment problem (c-BTM balances batches of 50,000), drawn from a seeded
+    permutation of the whole corpus: x-elm shuffles every mC4 shard across languages before its balanced
+    batches, so a chunk mixes languages (in language order each chunk would be split 1/k over the experts)."""
     seed: int = 1
 
 

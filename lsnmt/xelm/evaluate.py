@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import logging
-import pickle
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -158,8 +157,7 @@ def evaluate(exp: Experiment, lm_dir: Path, cluster_dir: Path, out: Path) -> dic
     langs, targets = list(meta["languages"]), list(meta["targets"])
     docs = {x: valid_docs(lm_dir, x, meta["vocab_size"]) for x in langs + targets}
     lp = score_all(model_plan(exp, cluster_dir, langs, targets), docs, meta, cfg.lm.block_size, cfg.threads)
-    with open(cluster_dir / "tfidf" / "embedder.pkl", "rb") as fh:
-        emb = pickle.load(fh)
+    emb = tfidf.load_embedder(cluster_dir / "tfidf")
     sp = tokenizer(lm_dir)
     phis = {x: tfidf.embed(emb, prefix_texts(sp, docs[x])) for x in langs + targets}
     lp |= ensembles(cfg, cluster_dir, lp, phis) | top1(cfg, cluster_dir, lp, langs)
