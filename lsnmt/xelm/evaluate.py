@@ -1,7 +1,8 @@
 """The ``lm_eval`` stage: perplexities of every x-elm model and inference method, as the paper's tables and figures.
 
-Every model scores the validation documents of each language (:mod:`lsnmt.xelm.score`); typology experts of a
-``k`` other than ``main_k`` score only their own languages. Inference methods (x-elm Sec. 3.3):
+Every model, every expert of every k included, scores the validation documents of each language
+(:mod:`lsnmt.xelm.score`), so that forgetting (App. B.3, Fig. 6: each expert against the seed on every
+pretraining language) covers k = 4 and 16 too. Inference methods (x-elm Sec. 3.3):
 
 * ``typology``: the expert whose cluster holds the language (top-1 by language);
 * ``tfidf_top1``: the TF-IDF expert trained on the largest share of the language's tokens;
@@ -60,10 +61,7 @@ def model_plan(exp: Experiment, cluster_dir: Path, langs: list[str], targets: li
     everything = langs + targets
     plan = {"seed": (layout.seed_dir(exp.name) / "model.pt", everything)}
     for eid in map(ExpertId.parse, expert_ids(cfg)):
-        scored = everything
-        if eid.allocation == "typology" and eid.k != cfg.experts.main_k:
-            scored = _json(cluster_dir / "typology" / f"k{eid.k}.json")["clusters"][eid.index]
-        plan[str(eid)] = (layout.expert_dir(exp.name, str(eid)) / "model.pt", scored)
+        plan[str(eid)] = (layout.expert_dir(exp.name, str(eid)) / "model.pt", everything)
     for t in targets:
         donor = _json(cluster_dir / "donors.json")[t]["donor"]
         plan[f"hmr-{t}"] = (layout.hmr_dir(exp.name, t) / "model.pt", [t, donor])

@@ -10,7 +10,8 @@ Sources, per language ``l`` (the pretraining languages and the HMR targets):
   x-elm Sec. 5.4 scores the first 5,000 mC4 validation documents of each language.
 
 Tokens come from the experiment's shared sentencepiece model (``data/{exp}/spm``) or, with
-``xelm.data.vocab_size``, from an LM tokenizer trained here by the ``spm`` stage's recipe (``lm/spm``); shards
+``xelm.data.vocab_size``, from an LM tokenizer trained here by the ``spm`` stage's recipe (``lm/spm``) on the
+pretraining languages only: like XGLM's, it never sees the HMR targets (x-elm Sec. 6.3's unseen languages); shards
 follow :mod:`lsnmt.data.shards` (no EOS stored). ``meta.json`` records the special ids, documents, tokens and
 bytes per language (``bytes``: the UTF-8 size of ``{split}/{lang}.txt``, one newline per document: x-elm Table 5's
 corpus size) and the files each language was read from.
@@ -29,7 +30,7 @@ from pathlib import Path
 import sentencepiece as spm
 from tqdm import tqdm
 
-from lsnmt.config import Experiment
+from lsnmt.config import DataConfig, Experiment
 from lsnmt.data.shards import ShardWriter
 from lsnmt.data.spm import train_spm
 from lsnmt.io import DataError, atomic_dir, iter_lines, write_json
@@ -90,6 +91,18 @@ def _cfg(exp: Experiment) -> XelmConfig:
     return exp.xelm
 
 
+def _seen_only(exp: Experiment, seen: tuple[str, ...]) -> DataConfig:
+    """The experiment's data restricted to the pretraining languages (what the LM tokenizer is trained on)."""
+    keep = set(seen) | {exp.data.pivot}
+    zero_shot = tuple(d for d in exp.data.zero_shot if set(d.split("-")) <= keep)
+    groups = {g: tuple(x for x in langs if x in keep) for g, langs in exp.data.groups.items()}
+    sources = tuple(dataclasses.replace(s, languages=tuple(x for x in s.languages if x in keep))
+                    for s in exp.data.sources if not s.languages or set(s.languages) & keep)
+    return dataclasses.replace(exp.data, languages=tuple(x for x in exp.data.languages if x in keep),
+                               zero_shot=zero_shot, groups=groups, sources=sources,
+                               no_eval=tuple(x for x in exp.data.no_eval if x in keep))
+
+
 def build_lm_data(exp: Experiment, prepared: Path, spm_dir: Path, out: Path) -> dict:
     """Write ``data/{exp}/lm`` atomically; return its ``meta.json``."""
     cfg = _cfg(exp)
@@ -99,7 +112,8 @@ def build_lm_data(exp: Experiment, prepared: Path, spm_dir: Path, out: Path) -> 
         if cfg.data.vocab_size is not None:
             own = dataclasses.replace(exp.spm, vocab_size=cfg.data.vocab_size,
                                       sentences_per_language=cfg.data.spm_sentences)
-            train_spm(dataclasses.replace(exp, spm=own), prepared, tmp / "spm")
+            train_spm(dataclasses.replace(exp, spm=own, data=_seen_only(exp, seen), xelm=None), prepared,
+                      tmp / "spm")
             model = tmp / "spm" / "spm.model"
         meta = _build(exp, cfg, seen, targets, spm.SentencePieceProcessor(model_file=str(model)), prepared, tmp)
         meta["tokenizer"] = "lm/spm/spm.model" if cfg.data.vocab_size is not None else "spm/spm.model"
