@@ -4,14 +4,25 @@ source that cannot be downloaded."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
+import hashlib
 import io
 import json
+import tarfile
 from pathlib import Path
+from urllib.parse import urlparse
 
-from lsnmt.config import SourceConfig
+import pytest
+import sentencepiece as spm
+from sacrebleu.metrics import BLEU
+from sacrebleu.tokenizers import tokenizer_spm
+
+from lsnmt.config import DownloadConfig, SourceConfig
+from lsnmt.data import spbleu
 from lsnmt.data.download import download
-from lsnmt.data.sources import mc4
+from lsnmt.data.sources import Remote, iwslt, mc4, wmt14
+from lsnmt.io import DataError
 from tests.data.test_download import Served, experiment, manifest, no_backoff, read, server  # noqa: F401 (fixtures)
 
 
@@ -46,3 +57,92 @@ def test_mc4_reads_the_first_shards_and_its_own_validation_source(server: Served
         "c4-de.tfrecord-00001-of-02048.json.gz"]
     assert manifest(tmp_path / "raw")["train/mc4/mw.de"]["source"].count(mirror) == 2
     assert len(mc4.plan(sources[0], ("de",))[("train", "de")]) == 2
+
+
+def _tgz(files: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _served(remote: Remote, srv: Served) -> Remote:
+    """``remote`` with its real URL path on the test server."""
+    return dataclasses.replace(remote, url=srv.url(urlparse(remote.url).path))
+
+
+def test_iwslt14_de_en_from_fairseqs_copy_and_the_release_for_the_others(server: Served, tmp_path: Path,  # noqa: F811
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    tags = b"<url>u</url>\n<talkid>1</talkid>\n<title>Title</title>\n" + b"".join(b"Line %d\n" % i for i in range(30))
+    seg = '<seg id="1"> It\u2019s {l} </seg>\n'
+    server.files["/fairseq/data/iwslt14/de-en.tgz"] = _tgz(
+        {f"de-en/train.tags.de-en.{lang}": tags for lang in ("de", "en")}
+        | {f"de-en/IWSLT14.TED.tst2010.de-en.{lang}.xml": seg.format(l=lang.upper()).encode() for lang in ("de", "en")})
+    monkeypatch.setitem(iwslt.IWSLT14, "de", _served(iwslt.IWSLT14["de"], server))
+    src = SourceConfig(name="iwslt14", kind="iwslt14", splits=("train", "valid", "test"))
+    download(experiment(tmp_path, src, languages=("en", "de")), tmp_path / "raw")
+    assert read(tmp_path / "raw/train/iwslt14/en-de.de")[:2] == ["title", "line 0"]  # lowercased (Xu et al.)
+    assert read(tmp_path / "raw/test/iwslt14/en-de.en") == ["it's en"]
+    assert [p for p, _ in server.requests] == ["/fairseq/data/iwslt14/de-en.tgz"]
+    with pytest.raises(DataError, match=r"IWSLT'14 ar-en has no working download URL .* fetch 2014-01\.tgz .*"
+                                        r"1GnBarJIbNgEIIDvUyKDtLmv35Qcxg6Ed.* set `path:`"):
+        download(experiment(tmp_path, src, languages=("en", "ar", "de")), tmp_path / "raw2")
+    assert len(server.requests) == 1 and not (tmp_path / "raw2").exists()
+
+
+def test_wmt14_wiki_headlines_hi_from_wmt14_and_ru_from_wmt15(server: Served, tmp_path: Path,  # noqa: F811
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    served = {
+        wmt14.WIKI_TITLES: {"wiki/hi-en/wiki-titles.hi-en": "नमस्ते ||| Hello\n".encode()},
+        wmt14.WIKI_TITLES_15: {"wiki/ru-en/wiki.ru-en": "Привет ||| Hi\n".encode(),
+                               "wiki/fi-en/titles.fi-en": b"Hei ||| Hi\n"},
+        wmt14.COMMONCRAWL: {f"commoncrawl.ru-en.{x}": f"cc {x}\n".encode() for x in ("ru", "en")},
+        wmt14.NEWS_COMMENTARY: {f"training/news-commentary-v9.ru-en.{x}": f"nc {x}\n".encode() for x in ("ru", "en")},
+    }
+    table = []
+    for remote, members in wmt14.TABLES["train"]:
+        if remote in served:
+            server.files[urlparse(remote.url).path] = _tgz(served[remote])
+        table.append((_served(remote, server), members))
+    monkeypatch.setitem(wmt14.TABLES, "train", tuple(table))
+    src = SourceConfig(name="wmt", kind="wmt14", splits=("train",))
+    download(experiment(tmp_path, src, languages=("en", "hi", "ru"), eval_directions="none"), tmp_path / "raw")
+    assert read(tmp_path / "raw/train/wmt/en-ru.ru") == ["cc ru", "nc ru", "Привет"]
+    assert read(tmp_path / "raw/train/wmt/en-hi.en") == ["Hello"]
+    assert sorted(p.name for p in (tmp_path / "cache/wmt14").glob("*.tgz")) == [
+        "training-parallel-commoncrawl.tgz", "training-parallel-nc-v9.tgz", "wiki-titles.tgz",
+        "wmt15-wiki-titles.tgz"]
+
+
+def _tiny_spm(tmp_path: Path) -> bytes:
+    model = io.BytesIO()
+    sentences = [f"the cat {i} sat on the mat {i % 7}" for i in range(200)]
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(sentences), model_writer=model, vocab_size=40,
+                                   minloglevel=2)
+    return model.getvalue()
+
+
+def test_spbleu_model_goes_where_sacrebleu_looks(server: Served, tmp_path: Path,  # noqa: F811
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """sacrebleu #274: the tinyurl answers 403 to urllib; the direct URL is fetched, checked and named as sacreBLEU
+    expects, so that sacreBLEU scores with it offline."""
+    data = _tiny_spm(tmp_path)
+    path = "/large_objects/nllb/models/spm_200/flores200_sacrebleu_tokenizer_spm.model"
+    server.files[path] = data
+    monkeypatch.setattr(tokenizer_spm, "SACREBLEU_DIR", str(tmp_path / "sacrebleu"))
+    dl = DownloadConfig(retries=1, timeout=5.0)
+    monkeypatch.setitem(spbleu.MODELS, "flores200", (server.url(path), "0" * 32))
+    with pytest.raises(DataError, match=r"spBLEU \(flores200\): checksum mismatch .* copy it to exactly .*"
+                                        r"flores200sacrebleuspm"):
+        spbleu.fetch_models(("spbleu-flores200",), dl)
+    monkeypatch.setitem(spbleu.MODELS, "flores200", (server.url(path), hashlib.md5(data).hexdigest()))
+    [model] = spbleu.fetch_models(("bleu", "spbleu-flores200", "chrf"), dl)
+    assert model == tmp_path / "sacrebleu" / "models" / "flores200sacrebleuspm" and model.read_bytes() == data
+    assert spbleu.fetch_models(("spbleu-flores200",), dl) == [model] and len(server.requests) == 2  # kept
+    server.files.clear()
+    score = BLEU(tokenize="flores200").corpus_score(["the cat sat"], [["the cat sat"]])
+    assert score.score == pytest.approx(100.0) and score.sys_len == len(spm.SentencePieceProcessor(
+        model_proto=data).encode("the cat sat", out_type=str))  # pieces of the fetched model
