@@ -62,6 +62,8 @@ class SourceConfig:
     """Keep at most this many pairs per language pair (first lines; ``None``: all)."""
     shards: dict[str, int] = field(default_factory=dict)
     """``mc4``: read at most the first N training shards of these languages (x-elm Table 5: en es fr ru 1,024)."""
+    datasets: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """``mtdata``: split -> mtdata dataset names (``group-name-version``), e.g. ``{train: [OPUS-ccmatrix-v1]}``."""
 
     def __post_init__(self) -> None:
         _check_langs("languages", self.languages)

@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import tarfile
+import zipfile
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -146,3 +147,43 @@ def test_spbleu_model_goes_where_sacrebleu_looks(server: Served, tmp_path: Path,
     score = BLEU(tokenize="flores200").corpus_score(["the cat sat"], [["the cat sat"]])
     assert score.score == pytest.approx(100.0) and score.sys_len == len(spm.SentencePieceProcessor(
         model_proto=data).encode("the cat sat", out_type=str))  # pieces of the fetched model
+
+
+def _zip(files: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def test_mtdata_corpora_by_name(server: Served, tmp_path: Path) -> None:  # noqa: F811
+    """mtdata's index gives URL, members and format; the files come from the test server in the real layouts
+    (OPUS moses zip, statmt TSV.gz, WMT dev tgz with SGML), with a mirror for each source."""
+    server.files["/opus/de-en.txt.zip"] = _zip({"CCMatrix.de-en.de": b"Hallo Welt\nGuten Tag\n",
+                                                "CCMatrix.de-en.en": b"Hello world\nGood day\n", "README": b"x"})
+    buf = io.BytesIO()
+    with gzip.open(buf, "wt", encoding="utf-8") as fh:
+        fh.write("Danke\tThanks\nBitte\tPlease\n")
+    server.files["/statmt/news-commentary-v16.de-en.tsv.gz"] = buf.getvalue()
+    server.files["/statmt/wikititles-v3.de-en.tsv"] = b"Haus\tHouse\n"
+    sgm = '<refset>\n<doc docid="1">\n<p>\n<seg id="1">{}</seg>\n</p>\n</doc>\n</refset>\n'
+    server.files["/statmt/dev.tgz"] = _tgz({"dev/newstest2019-deen-src.de.sgm": sgm.format("Ja").encode(),
+                                            "dev/newstest2019-deen-ref.en.sgm": sgm.format("Yes").encode()})
+    sources = (SourceConfig(name="ccmatrix", kind="mtdata", splits=("train",), mirror=server.url("/opus"),
+                            datasets={"train": ("OPUS-ccmatrix-v1",)}),
+               SourceConfig(name="wmt", kind="mtdata", splits=("train", "valid", "test"), mirror=server.url("/statmt"),
+                            datasets={"train": ("Statmt-news_commentary-16", "Statmt-wikititles-3"),
+                                      "valid": ("Statmt-newstest_deen-2019",), "test": ("Statmt-newstest_deen-2019",)}))
+    download(experiment(tmp_path, *sources, languages=("en", "de")), tmp_path / "raw")
+    raw = tmp_path / "raw"
+    assert read(raw / "train/ccmatrix/en-de.de") == ["Hallo Welt", "Guten Tag"]
+    assert read(raw / "train/ccmatrix/en-de.en") == ["Hello world", "Good day"]  # pivot first, sides swapped
+    assert read(raw / "train/wmt/en-de.en") == ["Thanks", "Please", "House"]  # datasets in the listed order
+    assert read(raw / "valid/wmt/en-de.de") == ["Ja"]
+    assert {p for p, _ in server.requests} == {"/opus/de-en.txt.zip", "/statmt/news-commentary-v16.de-en.tsv.gz",
+                                               "/statmt/dev.tgz", "/statmt/wikititles-v3.de-en.tsv"}
+    assert (tmp_path / "cache/mtdata/OPUS-ccmatrix-v1-deu-eng_de-en.txt.zip").is_file()
+    with pytest.raises(DataError, match="mtdata has no dataset 'OPUS-nosuchcorpus-v1'"):
+        download(experiment(tmp_path, dataclasses.replace(sources[0], datasets={"train": ("OPUS-nosuchcorpus-v1",)}),
+                            languages=("en", "de"), eval_directions="none"), tmp_path / "raw2")
