@@ -9,7 +9,8 @@ Sources, per language ``l`` (the pretraining languages and the HMR targets):
   prepared validation direction into ``l`` (``prepared/valid/{s}-{l}.tgt``; the default's FLORES-200 dev).
   x-elm Sec. 5.4 scores the first 5,000 mC4 validation documents of each language.
 
-Tokens come from the experiment's shared sentencepiece model (``data/{exp}/spm``) or, with
+Tokens come from XGLM's tokenizer with ``xelm.init: xglm`` (``lsnmt/xelm/xglm.py``; x-elm keeps XGLM's), else
+from the experiment's shared sentencepiece model (``data/{exp}/spm``) or, with
 ``xelm.data.vocab_size``, from an LM tokenizer trained here by the ``spm`` stage's recipe (``lm/spm``) on the
 pretraining languages only: like XGLM's, it never sees the HMR targets (x-elm Sec. 6.3's unseen languages); shards
 follow :mod:`lsnmt.data.shards` (no EOS stored). ``meta.json`` records the special ids, documents, tokens and
@@ -34,6 +35,7 @@ from lsnmt.config import DataConfig, Experiment
 from lsnmt.data.shards import ShardWriter
 from lsnmt.data.spm import train_spm
 from lsnmt.io import DataError, atomic_dir, iter_lines, write_json
+from lsnmt.xelm import xglm
 from lsnmt.xelm.config import XelmConfig
 
 log = logging.getLogger(__name__)
@@ -68,7 +70,7 @@ def _documents(files: list[Path], dedup: bool) -> Iterator[str]:
             yield line
 
 
-def _write(docs: Iterator[str], sp: spm.SentencePieceProcessor, prefix: Path) -> tuple[int, int]:
+def _write(docs: Iterator[str], sp: spm.SentencePieceProcessor | xglm.Tokenizer, prefix: Path) -> tuple[int, int]:
     """Write ``prefix.txt`` and the shard ``prefix.{bin,idx}``; return (documents, tokens)."""
     writer = ShardWriter(prefix, sp.get_piece_size())
     with open(prefix.with_suffix(".txt"), "w", encoding="utf-8", newline="\n") as fh:
@@ -107,6 +109,12 @@ def build_lm_data(exp: Experiment, prepared: Path, spm_dir: Path, out: Path) -> 
     """Write ``data/{exp}/lm`` atomically; return its ``meta.json``."""
     cfg = _cfg(exp)
     seen, targets = lm_languages(exp)
+    if cfg.init == "xglm":
+        with atomic_dir(out) as tmp:
+            meta = _build(exp, cfg, seen, targets, xglm.load_tokenizer(cfg.pretrained), prepared, tmp)
+            meta["tokenizer"] = xglm.PREFIX + cfg.pretrained
+            write_json(tmp / "meta.json", meta)
+        return meta
     with atomic_dir(out) as tmp:
         model = spm_dir / "spm.model"
         if cfg.data.vocab_size is not None:
@@ -122,7 +130,7 @@ def build_lm_data(exp: Experiment, prepared: Path, spm_dir: Path, out: Path) -> 
 
 
 def _build(exp: Experiment, cfg: XelmConfig, seen: tuple[str, ...], targets: tuple[str, ...],
-           sp: spm.SentencePieceProcessor, prepared: Path, tmp: Path) -> dict:
+           sp: spm.SentencePieceProcessor | xglm.Tokenizer, prepared: Path, tmp: Path) -> dict:
     meta: dict = {"languages": list(seen), "targets": list(targets), "vocab_size": sp.get_piece_size(),
                   "bos": sp.bos_id(), "pad": sp.pad_id(), "eos": sp.eos_id(), "unk": sp.unk_id(),
                   "docs": {"train": {}, "valid": {}}, "tokens": {"train": {}, "valid": {}},
@@ -149,9 +157,11 @@ def _build(exp: Experiment, cfg: XelmConfig, seen: tuple[str, ...], targets: tup
     return meta
 
 
-def tokenizer(lm_dir: Path) -> spm.SentencePieceProcessor:
-    """The sentencepiece model the LM data was encoded with."""
+def tokenizer(lm_dir: Path) -> spm.SentencePieceProcessor | xglm.Tokenizer:
+    """The tokenizer the LM data was encoded with (a sentencepiece model, or XGLM's)."""
     meta = load_meta(lm_dir)
+    if meta["tokenizer"].startswith(xglm.PREFIX):
+        return xglm.load_tokenizer(meta["tokenizer"].removeprefix(xglm.PREFIX))
     path = lm_dir / "spm" / "spm.model" if meta["tokenizer"].startswith("lm/") else lm_dir.parent / "spm" / "spm.model"
     return spm.SentencePieceProcessor(model_file=str(path))
 
