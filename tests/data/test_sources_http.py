@@ -24,7 +24,15 @@ from lsnmt.data import spbleu
 from lsnmt.data.download import download
 from lsnmt.data.sources import Remote, iwslt, mc4, wmt14
 from lsnmt.io import DataError
-from tests.data.test_download import Served, experiment, manifest, no_backoff, read, server  # noqa: F401 (fixtures)
+from tests.data.test_download import (  # noqa: F401 (fixtures)
+    Served,
+    experiment,
+    iwslt17_zip,
+    manifest,
+    no_backoff,
+    read,
+    server,
+)
 
 
 def _gz_lines(docs: list[str]) -> bytes:
@@ -71,8 +79,8 @@ def _tgz(files: dict[str, bytes]) -> bytes:
 
 
 def _served(remote: Remote, srv: Served) -> Remote:
-    """``remote`` with its real URL path on the test server."""
-    return dataclasses.replace(remote, url=srv.url(urlparse(remote.url).path))
+    """``remote`` with its real URL path on the test server (a published checksum cannot match a fixture)."""
+    return dataclasses.replace(remote, url=srv.url(urlparse(remote.url).path), md5=None, sha256=None)
 
 
 def test_iwslt14_de_en_from_fairseqs_copy_and_the_release_for_the_others(server: Served, tmp_path: Path,  # noqa: F811
@@ -103,19 +111,38 @@ def test_wmt14_wiki_headlines_hi_from_wmt14_and_ru_from_wmt15(server: Served, tm
         wmt14.COMMONCRAWL: {f"commoncrawl.ru-en.{x}": f"cc {x}\n".encode() for x in ("ru", "en")},
         wmt14.NEWS_COMMENTARY: {f"training/news-commentary-v9.ru-en.{x}": f"nc {x}\n".encode() for x in ("ru", "en")},
     }
-    table = []
-    for remote, members in wmt14.TABLES["train"]:
-        if remote in served:
-            server.files[urlparse(remote.url).path] = _tgz(served[remote])
-        table.append((_served(remote, server), members))
-    monkeypatch.setitem(wmt14.TABLES, "train", tuple(table))
-    src = SourceConfig(name="wmt", kind="wmt14", splits=("train",))
-    download(experiment(tmp_path, src, languages=("en", "hi", "ru"), eval_directions="none"), tmp_path / "raw")
+    seg = '<seg id="1">{}</seg>\n'
+    served[wmt14.DEV] = {f"dev/newstest2013.{x}": f"v {x}\n".encode() for x in ("ru", "en")} | {
+        f"dev/newsdev2014.{x}": f"v {x}\n".encode() for x in ("hi", "en")}
+    served[wmt14.TEST] = {f"test-full/newstest2014-{x}en-{side}.sgm": seg.format(f"t {side}").encode()
+                          for x in ("hi", "ru") for side in (f"ref.{x}", "src.en")}
+    for split in ("train", "valid", "test"):
+        table = []
+        for remote, members in wmt14.TABLES[split]:
+            if remote in served:
+                server.files[urlparse(remote.url).path] = _tgz(served[remote])
+            table.append((_served(remote, server), members))
+        monkeypatch.setitem(wmt14.TABLES, split, tuple(table))
+    src = SourceConfig(name="wmt", kind="wmt14", splits=("train", "valid", "test"))
+    download(experiment(tmp_path, src, languages=("en", "hi", "ru")), tmp_path / "raw")
     assert read(tmp_path / "raw/train/wmt/en-ru.ru") == ["cc ru", "nc ru", "Привет"]
+    assert read(tmp_path / "raw/valid/wmt/en-hi.hi") == ["v hi"] and read(tmp_path / "raw/test/wmt/en-ru.ru") == [
+        "t ref.ru"]
     assert read(tmp_path / "raw/train/wmt/en-hi.en") == ["Hello"]
     assert sorted(p.name for p in (tmp_path / "cache/wmt14").glob("*.tgz")) == [
-        "training-parallel-commoncrawl.tgz", "training-parallel-nc-v9.tgz", "wiki-titles.tgz",
-        "wmt15-wiki-titles.tgz"]
+        "dev.tgz", "test-full.tgz", "training-parallel-commoncrawl.tgz", "training-parallel-nc-v9.tgz",
+        "wiki-titles.tgz", "wmt15-wiki-titles.tgz"]
+
+
+def test_iwslt17_from_the_hugging_face_copy(server: Served, tmp_path: Path,  # noqa: F811
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    iwslt17_zip(tmp_path / "release.zip")
+    server.files[urlparse(iwslt.IWSLT17.url).path] = (tmp_path / "release.zip").read_bytes()
+    monkeypatch.setattr(iwslt, "IWSLT17", _served(iwslt.IWSLT17, server))
+    src = SourceConfig(name="iwslt17", kind="iwslt17", splits=("train", "valid", "test"))
+    download(experiment(tmp_path, src, languages=("en", "it")), tmp_path / "raw")
+    assert read(tmp_path / "raw/train/iwslt17/en-it.it") == ["Hello it", "World it"]
+    assert [p for p, _ in server.requests] == [urlparse(iwslt.IWSLT17.url).path]
 
 
 def _tiny_spm(tmp_path: Path) -> bytes:
