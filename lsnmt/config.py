@@ -83,6 +83,10 @@ class SourceConfig:
     """Pairs per language pair held out of this corpus's training data as the in-domain test set
     ``test.{name}`` (chosen after normalisation and dedup; every training pair that shares a side with a held-out
     pair is dropped too, so the test set is disjoint from training: ``lsnmt.data.heldout``). 0: none."""
+    shards: dict[str, int] = field(default_factory=dict)
+    """``mc4``: read at most the first N training shards of these languages (x-elm Table 5: en es fr ru 1,024)."""
+    datasets: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """``mtdata``: split -> mtdata dataset names (``group-name-version``), e.g. ``{train: [OPUS-ccmatrix-v1]}``."""
 
     def __post_init__(self) -> None:
         _check_langs("languages", self.languages)

@@ -1,4 +1,5 @@
-"""Stage ``lm_seed``: train the dense seed LM the experts branch from (lsnmt.xelm.trainer).
+"""Stage ``lm_seed``: the dense seed LM the experts branch from: XGLM's weights (``xelm.init: xglm``,
+lsnmt.xelm.xglm) or one trained here (``scratch``, lsnmt.xelm.trainer).
 
     python -m stages.lm_seed --experiment default --log logs/default/xelm/lm_seed.log
 
@@ -6,7 +7,7 @@ Resumable state: ``work/{exp}/xelm/ckpt/seed``.
 """
 
 from lsnmt.cli import run
-from lsnmt.xelm import jobs
+from lsnmt.xelm import jobs, xglm
 from lsnmt.xelm import layout as xl
 from lsnmt.xelm.lmdata import load_meta
 from lsnmt.xelm.stage import not_configured
@@ -15,7 +16,11 @@ from lsnmt.xelm.trainer import train_lm
 
 def _seed(exp) -> None:  # noqa: ANN001
     out, lm_dir = xl.seed_dir(exp.name), xl.lm_dir(exp.name)
-    if not not_configured(exp, out):
+    if not_configured(exp, out):
+        return
+    if exp.xelm.init == "xglm":  # x-elm Sec. 3.1: XGLM's released weights are the seed
+        xglm.write_seed(exp.xelm.pretrained, exp.xelm.lm, load_meta(lm_dir), out)
+    else:
         train_lm(jobs.seed_job(exp, lm_dir), exp.xelm.lm, lm_dir, load_meta(lm_dir), xl.ckpt_dir(exp.name, "seed"),
                  out, threads=exp.xelm.threads)
 

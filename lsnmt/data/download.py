@@ -18,6 +18,9 @@ where it came from: ``source`` (URL or path read), ``source_sha256`` (observed â
 for archives without a published checksum this is the record of what was used)
 and ``source_check`` (``sha256``/``md5``: verified against a published value,
 ``none``: not verifiable). A file fed by several archives lists them space-separated.
+
+Last, the FLORES sentencepiece models that spBLEU in ``evaluate.metrics`` needs go to sacreBLEU's cache
+(:mod:`lsnmt.data.spbleu`), so that the ``evaluate`` stage never downloads.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from lsnmt.config import DataConfig, Experiment
-from lsnmt.data import layout
+from lsnmt.data import layout, spbleu
 from lsnmt.data.sources import SOURCES, Origin, materialize, materialize_task
 from lsnmt.io import DataError, atomic_dir, atomic_write, check_parallel, count_lines
 
@@ -53,6 +56,7 @@ def download(exp: Experiment, raw_root: Path) -> None:
         check_alignment(tmp, monolingual=monolingual)
         rows = write_manifest(tmp, origins)
     log.info("raw data of %s: %d files in %s", exp.name or "experiment", rows, raw_root)
+    spbleu.fetch_models(exp.evaluate.metrics, exp.download)  # sacreBLEU's FLORES model, where it looks for it
 
 
 def _corpora(root: Path, split: str, exclude: Collection[str]) -> list[str]:

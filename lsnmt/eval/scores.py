@@ -34,6 +34,7 @@ from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.metrics.base import Metric
 from sacrebleu.tokenizers import tokenizer_spm
 
+from lsnmt.data.spbleu import MODELS
 from lsnmt.io import DataError, count_lines, iter_lines
 
 SACREBLEU_METRICS = ("bleu", "spbleu-flores101", "spbleu-flores200", "chrf")
@@ -53,10 +54,11 @@ def require_spm_model(tokenizer: str) -> Path:
     """The model path of ``tokenizer``, or a :class:`DataError` naming the URL to fetch and where to put it."""
     path = spm_model_path(tokenizer)
     if not path.is_file():
-        url = tokenizer_spm.SPM_MODELS[tokenizer]["url"]
+        url = MODELS[tokenizer][0] if tokenizer in MODELS else tokenizer_spm.SPM_MODELS[tokenizer]["url"]
         raise DataError(
             f"spBLEU with tokenizer {tokenizer!r} needs sacreBLEU's sentencepiece model, which is not at {path}. "
-            f"Download {url} on a machine with internet access and copy it to exactly {path} "
+            f"Run the download stage (it fetches it there), or download {url} on a machine with internet access "
+            f"and copy it to exactly {path} "
             f"(the directory is $SACREBLEU/models, default ~/.sacrebleu/models; set SACREBLEU before the run "
             f"to use another directory). No other tokenizer is used in its place.")
     return path

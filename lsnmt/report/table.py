@@ -181,7 +181,7 @@ def build(meta: paper_tables.TableMeta, frame: pd.DataFrame, binding: Binding | 
                 cells.append(Cell(key, col, text, paper_value(text), None, "score", None, None))
                 continue
             row, sel = bound
-            cell = Cell(key, col, text, paper_value(text), row.method, sel.kind,
+            cell = Cell(key, col, text, sel.printed(run, line, paper_value(text)), row.method, sel.kind,
                         ours(binding, sel, results, run, row), ours(binding, sel, results, default, row),
                         sel.mark(results, run, row) if run is not None else "",
                         sel.mark(results, default, row) if default is not None else "")

@@ -3,9 +3,11 @@
 Outputs (``results/{exp}/xelm/cluster``)::
 
     docs.json                 the training documents clustered: languages in order, documents per language
-    tfidf/embedder.pkl        fitted TF-IDF -> SVD -> L2 pipeline (scikit-learn, pickled)
+    tfidf/embedder.json       fitted TF-IDF -> SVD -> L2 embedder: settings and vocabulary (no pickle)
+    tfidf/idf.npy, svd.npy    its idf vector and SVD components
     tfidf/k{k}/centroids.npy  (k, r) balanced k-means centroids
-    tfidf/k{k}/assign.npy     expert of every training document, languages in docs.json order
+    tfidf/k{k}/assign.npy     expert of every training document, languages in docs.json order (balanced within
+                              seeded chunks of documents shuffled across languages, x-elm Sec. 3.2)
     tfidf/k{k}/summary.json   cluster sizes, each language's token share per expert (x-elm Fig. 5), top-1 expert
                               per language (the one holding the largest share of its data, Sec. 3.3)
     typology/hierarchy.json   the balanced hierarchy, round by round with merge distances (x-elm Fig. 2)
@@ -17,6 +19,7 @@ Outputs (``results/{exp}/xelm/cluster``)::
 from __future__ import annotations
 
 import logging
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +27,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from lsnmt.config import Experiment
-from lsnmt.io import atomic_dir, atomic_write, iter_lines, write_json
+from lsnmt.io import DataError, atomic_dir, atomic_write, iter_lines, write_json
 from lsnmt.xelm import tfidf, typology
 from lsnmt.xelm.config import XelmConfig
 from lsnmt.xelm.corpus import doc_sizes
@@ -54,6 +57,23 @@ def _fit_sample(lm_dir: Path, langs: list[str], total: int, n: int, seed: int) -
     return [t for i, t in enumerate(_texts(lm_dir, langs)) if i in keep]
 
 
+def _costs(emb: tfidf.Embedder, centroids: dict[int, np.ndarray], lm_dir: Path, langs: list[str], total: int,
+           chunk: int, scratch: Path) -> dict[int, np.ndarray]:
+    """Squared distance of every training document (docs.json order) to each centroid, per k: float32 memory
+    maps in ``scratch`` (the corpus is embedded once, in order, whatever order the assignment takes)."""
+    costs = {k: np.lib.format.open_memmap(scratch / f"cost-k{k}.npy", mode="w+", dtype=np.float32,
+                                          shape=(total, k)) for k in centroids}
+    start = 0
+    for texts in _chunks(_texts(lm_dir, langs), chunk):
+        x = tfidf.embed(emb, texts)
+        for k, c in centroids.items():
+            costs[k][start:start + len(texts)] = tfidf.sq_distances(x, c)
+        start += len(texts)
+    if start != total:
+        raise DataError(f"{lm_dir}/train: {start} documents, docs.json says {total} (run lm_data again)")
+    return costs
+
+
 def run_tfidf(cfg: XelmConfig, lm_dir: Path, langs: list[str], docs: dict[str, int], out: Path) -> dict:
     """Fit the embedder and one balanced k-means per k on a sample; assign every document; write ``out``."""
     tc = cfg.tfidf
@@ -66,19 +86,19 @@ def run_tfidf(cfg: XelmConfig, lm_dir: Path, langs: list[str], docs: dict[str, i
     for k in cfg.experts.k:
         centroids[k], _, iters[k] = tfidf.balanced_kmeans(x_fit, k, tc.iterations, tc.seed)
         log.info("tfidf k=%d: balanced k-means on %d documents, %d iterations", k, len(sample), iters[k])
-    labels: dict[int, list[np.ndarray]] = {k: [] for k in cfg.experts.k}
-    for chunk in _chunks(_texts(lm_dir, langs), tc.assign_chunk):
-        x = tfidf.embed(emb, chunk)
-        for k in cfg.experts.k:
-            labels[k].append(tfidf.assign(x, centroids[k], tc.assign, tc.assign_chunk))
     (out / "tfidf").mkdir()
-    with atomic_write(out / "tfidf" / "embedder.pkl", "wb", encoding=None) as fh:
-        tfidf.dump_embedder(emb, fh)
+    tfidf.save_embedder(emb, out / "tfidf")
+    labels: dict[int, np.ndarray] = {}
+    with tempfile.TemporaryDirectory(dir=out, prefix=".costs-") as scratch:
+        costs = _costs(emb, centroids, lm_dir, langs, total, tc.assign_chunk, Path(scratch))
+        for k in cfg.experts.k:
+            labels[k] = tfidf.assign(costs[k], tc.assign, tc.assign_chunk, tc.seed)
+        del costs
     sizes = np.concatenate([doc_sizes(lm_dir, "train", lang) for lang in langs])
     lang_of = np.repeat(np.arange(len(langs)), [docs[x] for x in langs])
     summary = {}
     for k in cfg.experts.k:
-        assign = np.concatenate(labels[k])
+        assign = labels[k]
         d = out / "tfidf" / f"k{k}"
         d.mkdir()
         np.save(d / "centroids.npy", centroids[k])

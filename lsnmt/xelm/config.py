@@ -147,7 +147,9 @@ class TfidfConfig:
     """How every training document gets its cluster: a balanced assignment (equal cluster sizes, exact min-cost
     transport per chunk) or the nearest centroid."""
     assign_chunk: int = 50_000
-    """Documents per balanced-assignment problem (c-BTM balances batches of 50,000)."""
+    """Documents per balanced-assignment problem (c-BTM balances batches of 50,000), drawn from a seeded
+    permutation of the whole corpus: x-elm shuffles every mC4 shard across languages before its balanced
+    batches, so a chunk mixes languages (in language order each chunk would be split 1/k over the experts)."""
     seed: int = 1
 
 
@@ -229,8 +231,15 @@ class XelmConfig:
     target)."""
     lm: LMConfig
     data: LMDataConfig = field(default_factory=LMDataConfig)
+    init: Literal["xglm", "scratch"] = "scratch"
+    """Where the seed comes from. ``xglm``: XGLM's released weights and tokenizer, ``pretrained`` (x-elm Sec. 3.1,
+    5.2; ``lsnmt/xelm/xglm.py``); ``lm`` must describe that checkpoint. ``scratch`` *(for machines without the
+    weights)*: an LM of ``lm`` trained first on the same text with ``seed``; the report then compares perplexities
+    with the paper only relatively (gains over the dense model), as tokenizer and seed differ."""
+    pretrained: str = "facebook/xglm-1.7B"
+    """With ``init: xglm``: a Hugging Face id or a local ``save_pretrained`` directory (relative to the repository)."""
     seed: LMTrainConfig
-    """The dense seed LM (x-elm branches from XGLM-1.7B; here the seed is trained first on the same text)."""
+    """Training of the ``scratch`` seed (unused with ``init: xglm``)."""
     experts: ExpertsConfig
     tfidf: TfidfConfig = field(default_factory=TfidfConfig)
     typology: TypologyConfig = field(default_factory=TypologyConfig)
@@ -242,6 +251,8 @@ class XelmConfig:
     side by side, so one thread each uses the cores without oversubscribing them."""
 
     def __post_init__(self) -> None:
+        if self.init == "xglm" and self.data.vocab_size is not None:
+            raise FieldError("data.vocab_size", "init: xglm brings XGLM's tokenizer; leave vocab_size unset")
         if set(self.languages) & set(self.hmr.targets):
             raise FieldError("hmr.targets", "an HMR target must not be one of xelm.languages (it is a new language)")
         for i, m in enumerate(self.ensemble.top_m):

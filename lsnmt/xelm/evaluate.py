@@ -1,7 +1,8 @@
 """The ``lm_eval`` stage: perplexities of every x-elm model and inference method, as the paper's tables and figures.
 
-Every model scores the validation documents of each language (:mod:`lsnmt.xelm.score`); typology experts of a
-``k`` other than ``main_k`` score only their own languages. Inference methods (x-elm Sec. 3.3):
+Every model, every expert of every k included, scores the validation documents of each language
+(:mod:`lsnmt.xelm.score`), so that forgetting (App. B.3, Fig. 6: each expert against the seed on every
+pretraining language) covers k = 4 and 16 too. Inference methods (x-elm Sec. 3.3):
 
 * ``typology``: the expert whose cluster holds the language (top-1 by language);
 * ``tfidf_top1``: the TF-IDF expert trained on the largest share of the language's tokens;
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import json
 import logging
-import pickle
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -61,10 +61,7 @@ def model_plan(exp: Experiment, cluster_dir: Path, langs: list[str], targets: li
     everything = langs + targets
     plan = {"seed": (layout.seed_dir(exp.name) / "model.pt", everything)}
     for eid in map(ExpertId.parse, expert_ids(cfg)):
-        scored = everything
-        if eid.allocation == "typology" and eid.k != cfg.experts.main_k:
-            scored = _json(cluster_dir / "typology" / f"k{eid.k}.json")["clusters"][eid.index]
-        plan[str(eid)] = (layout.expert_dir(exp.name, str(eid)) / "model.pt", scored)
+        plan[str(eid)] = (layout.expert_dir(exp.name, str(eid)) / "model.pt", everything)
     for t in targets:
         donor = _json(cluster_dir / "donors.json")[t]["donor"]
         plan[f"hmr-{t}"] = (layout.hmr_dir(exp.name, t) / "model.pt", [t, donor])
@@ -158,8 +155,7 @@ def evaluate(exp: Experiment, lm_dir: Path, cluster_dir: Path, out: Path) -> dic
     langs, targets = list(meta["languages"]), list(meta["targets"])
     docs = {x: valid_docs(lm_dir, x, meta["vocab_size"]) for x in langs + targets}
     lp = score_all(model_plan(exp, cluster_dir, langs, targets), docs, meta, cfg.lm.block_size, cfg.threads)
-    with open(cluster_dir / "tfidf" / "embedder.pkl", "rb") as fh:
-        emb = pickle.load(fh)
+    emb = tfidf.load_embedder(cluster_dir / "tfidf")
     sp = tokenizer(lm_dir)
     phis = {x: tfidf.embed(emb, prefix_texts(sp, docs[x])) for x in langs + targets}
     lp |= ensembles(cfg, cluster_dir, lp, phis) | top1(cfg, cluster_dir, lp, langs)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import pickle
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,8 +130,7 @@ def score_cases(exp: Experiment, cases: list[Case], lm_dir: Path, cluster_dir: P
     assert exp.xelm is not None
     main, meta, device = exp.xelm.experts.main_k, load_meta(lm_dir), device_for(exp.xelm.threads)
     experts = [f"tfidf-k{main}-e{e}" for e in range(main)]
-    with open(cluster_dir / "tfidf" / "embedder.pkl", "rb") as fh:
-        emb = pickle.load(fh)
+    emb = tfidf.load_embedder(cluster_dir / "tfidf")
     centroids = np.load(cluster_dir / "tfidf" / f"k{main}" / "centroids.npy")
     for case in cases:
         phi = tfidf.embed(emb, [" ".join(ex.fields) for ex in case.examples])

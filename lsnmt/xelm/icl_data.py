@@ -14,7 +14,8 @@ pawsx        https://storage.googleapis.com/paws/pawsx/x-final.tar.gz     ``{lan
 ``icl.path/{task}/`` holds the extracted files (any directory layout: files are found by name, PAWS-X's by
 ``{lang}/{name}``). If it is missing, the archive ``icl.path/{archive name}`` is extracted; if that is missing
 too and ``icl.download`` is set, it is downloaded first (no checksums are published: the observed sha256 is
-logged). Otherwise :class:`Unavailable` says what is missing and where to put it.
+logged). Otherwise :class:`Unavailable` says what is missing and where to put it. An archive with a member
+that would land outside its folder (an absolute name, ``..``, a link pointing out) is refused, nothing extracted.
 """
 
 from __future__ import annotations
@@ -78,16 +79,38 @@ def obtain(task: str, root: Path, download: bool, *, retries: int = 3, timeout: 
     return target
 
 
+def _inside(name: str, root: Path) -> bool:
+    """Whether the archive member ``name`` stays below ``root`` once extracted."""
+    return not name.startswith(("/", "\\")) and (root / name).resolve().is_relative_to(root.resolve())
+
+
+def _refuse(archive: Path, name: str) -> DataError:
+    return DataError(f"{archive}: member {name!r} would be written outside the extraction folder; refusing to "
+                     "extract it (fetch the archive again from its published URL)")
+
+
 def _extract(archive: Path, target: Path) -> None:
     tmp = target.with_name(target.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    if archive.name.endswith(".zip"):
-        with zipfile.ZipFile(archive) as zf:
-            zf.extractall(tmp)
-    else:
-        with tarfile.open(archive) as tf:
-            tf.extractall(tmp, filter="data")
+    try:
+        if archive.name.endswith(".zip"):
+            with zipfile.ZipFile(archive) as zf:
+                bad = next((n for n in zf.namelist() if not _inside(n, tmp)), None)
+                if bad is not None:
+                    raise _refuse(archive, bad)
+                zf.extractall(tmp)
+        else:
+            with tarfile.open(archive) as tf:
+                bad = next((m.name for m in tf.getmembers() if not _inside(m.name, tmp)
+                            or ((m.issym() or m.islnk()) and not _inside(
+                                m.linkname if m.islnk() else str(Path(m.name).parent / m.linkname), tmp))), None)
+                if bad is not None:
+                    raise _refuse(archive, bad)
+                tf.extractall(tmp, filter="data")
+    except (DataError, tarfile.TarError, zipfile.BadZipFile) as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise DataError(str(exc) if isinstance(exc, DataError) else f"{archive}: cannot extract ({exc})") from None
     tmp.rename(target)
 
 

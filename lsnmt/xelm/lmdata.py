@@ -9,8 +9,10 @@ Sources, per language ``l`` (the pretraining languages and the HMR targets):
   prepared validation direction into ``l`` (``prepared/valid/{s}-{l}.tgt``; the default's FLORES-200 dev).
   x-elm Sec. 5.4 scores the first 5,000 mC4 validation documents of each language.
 
-Tokens come from the experiment's shared sentencepiece model (``data/{exp}/spm``) or, with
-``xelm.data.vocab_size``, from an LM tokenizer trained here by the ``spm`` stage's recipe (``lm/spm``); shards
+Tokens come from XGLM's tokenizer with ``xelm.init: xglm`` (``lsnmt/xelm/xglm.py``; x-elm keeps XGLM's), else
+from the experiment's shared sentencepiece model (``data/{exp}/spm``) or, with
+``xelm.data.vocab_size``, from an LM tokenizer trained here by the ``spm`` stage's recipe (``lm/spm``) on the
+pretraining languages only: like XGLM's, it never sees the HMR targets (x-elm Sec. 6.3's unseen languages); shards
 follow :mod:`lsnmt.data.shards` (no EOS stored). ``meta.json`` records the special ids, documents, tokens and
 bytes per language (``bytes``: the UTF-8 size of ``{split}/{lang}.txt``, one newline per document: x-elm Table 5's
 corpus size) and the files each language was read from.
@@ -29,10 +31,11 @@ from pathlib import Path
 import sentencepiece as spm
 from tqdm import tqdm
 
-from lsnmt.config import Experiment
+from lsnmt.config import DataConfig, Experiment
 from lsnmt.data.shards import ShardWriter
 from lsnmt.data.spm import train_spm
 from lsnmt.io import DataError, atomic_dir, iter_lines, write_json
+from lsnmt.xelm import xglm
 from lsnmt.xelm.config import XelmConfig
 
 log = logging.getLogger(__name__)
@@ -67,7 +70,7 @@ def _documents(files: list[Path], dedup: bool) -> Iterator[str]:
             yield line
 
 
-def _write(docs: Iterator[str], sp: spm.SentencePieceProcessor, prefix: Path) -> tuple[int, int]:
+def _write(docs: Iterator[str], sp: spm.SentencePieceProcessor | xglm.Tokenizer, prefix: Path) -> tuple[int, int]:
     """Write ``prefix.txt`` and the shard ``prefix.{bin,idx}``; return (documents, tokens)."""
     writer = ShardWriter(prefix, sp.get_piece_size())
     with open(prefix.with_suffix(".txt"), "w", encoding="utf-8", newline="\n") as fh:
@@ -90,16 +93,35 @@ def _cfg(exp: Experiment) -> XelmConfig:
     return exp.xelm
 
 
+def _seen_only(exp: Experiment, seen: tuple[str, ...]) -> DataConfig:
+    """The experiment's data restricted to the pretraining languages (what the LM tokenizer is trained on)."""
+    keep = set(seen) | {exp.data.pivot}
+    zero_shot = tuple(d for d in exp.data.zero_shot if set(d.split("-")) <= keep)
+    groups = {g: tuple(x for x in langs if x in keep) for g, langs in exp.data.groups.items()}
+    sources = tuple(dataclasses.replace(s, languages=tuple(x for x in s.languages if x in keep))
+                    for s in exp.data.sources if not s.languages or set(s.languages) & keep)
+    return dataclasses.replace(exp.data, languages=tuple(x for x in exp.data.languages if x in keep),
+                               zero_shot=zero_shot, groups=groups, sources=sources,
+                               no_eval=tuple(x for x in exp.data.no_eval if x in keep))
+
+
 def build_lm_data(exp: Experiment, prepared: Path, spm_dir: Path, out: Path) -> dict:
     """Write ``data/{exp}/lm`` atomically; return its ``meta.json``."""
     cfg = _cfg(exp)
     seen, targets = lm_languages(exp)
+    if cfg.init == "xglm":
+        with atomic_dir(out) as tmp:
+            meta = _build(exp, cfg, seen, targets, xglm.load_tokenizer(cfg.pretrained), prepared, tmp)
+            meta["tokenizer"] = xglm.PREFIX + cfg.pretrained
+            write_json(tmp / "meta.json", meta)
+        return meta
     with atomic_dir(out) as tmp:
         model = spm_dir / "spm.model"
         if cfg.data.vocab_size is not None:
             own = dataclasses.replace(exp.spm, vocab_size=cfg.data.vocab_size,
                                       sentences_per_language=cfg.data.spm_sentences)
-            train_spm(dataclasses.replace(exp, spm=own), prepared, tmp / "spm")
+            train_spm(dataclasses.replace(exp, spm=own, data=_seen_only(exp, seen), xelm=None), prepared,
+                      tmp / "spm")
             model = tmp / "spm" / "spm.model"
         meta = _build(exp, cfg, seen, targets, spm.SentencePieceProcessor(model_file=str(model)), prepared, tmp)
         meta["tokenizer"] = "lm/spm/spm.model" if cfg.data.vocab_size is not None else "spm/spm.model"
@@ -108,7 +130,7 @@ def build_lm_data(exp: Experiment, prepared: Path, spm_dir: Path, out: Path) -> 
 
 
 def _build(exp: Experiment, cfg: XelmConfig, seen: tuple[str, ...], targets: tuple[str, ...],
-           sp: spm.SentencePieceProcessor, prepared: Path, tmp: Path) -> dict:
+           sp: spm.SentencePieceProcessor | xglm.Tokenizer, prepared: Path, tmp: Path) -> dict:
     meta: dict = {"languages": list(seen), "targets": list(targets), "vocab_size": sp.get_piece_size(),
                   "bos": sp.bos_id(), "pad": sp.pad_id(), "eos": sp.eos_id(), "unk": sp.unk_id(),
                   "docs": {"train": {}, "valid": {}}, "tokens": {"train": {}, "valid": {}},
@@ -135,9 +157,11 @@ def _build(exp: Experiment, cfg: XelmConfig, seen: tuple[str, ...], targets: tup
     return meta
 
 
-def tokenizer(lm_dir: Path) -> spm.SentencePieceProcessor:
-    """The sentencepiece model the LM data was encoded with."""
+def tokenizer(lm_dir: Path) -> spm.SentencePieceProcessor | xglm.Tokenizer:
+    """The tokenizer the LM data was encoded with (a sentencepiece model, or XGLM's)."""
     meta = load_meta(lm_dir)
+    if meta["tokenizer"].startswith(xglm.PREFIX):
+        return xglm.load_tokenizer(meta["tokenizer"].removeprefix(xglm.PREFIX))
     path = lm_dir / "spm" / "spm.model" if meta["tokenizer"].startswith("lm/") else lm_dir.parent / "spm" / "spm.model"
     return spm.SentencePieceProcessor(model_file=str(path))
 

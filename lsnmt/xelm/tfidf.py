@@ -2,7 +2,9 @@
 
 **Embedding.** ``phi(x) = normalize_2(SVD_r(tfidf(x)))``: word-level TF-IDF (scikit-learn's tokenizer,
 tokens starting with a digit mapped to ``#NUMBER``), truncated SVD to ``r`` dimensions, L2 normalisation
-(x-elm's ``train_clusterer.py``). An empty text embeds to the zero vector.
+(x-elm's ``train_clusterer.py``). An empty text embeds to the zero vector. It is fitted with scikit-learn and
+kept as an :class:`Embedder`: vocabulary and settings in JSON, idf and SVD components as ``.npy`` read with
+``allow_pickle=False``, so that loading a shared artifact never runs code (no pickle).
 
 **Balanced k-means.** Lloyd iterations whose assignment step is balanced: with n points and k clusters,
 
@@ -11,8 +13,10 @@ tokens starting with a digit mapped to ``#NUMBER``), truncated SVD to ``r`` dime
 a transportation problem solved exactly as a min-cost flow (successive shortest paths over the k clusters),
 where c-BTM approximates it with an auction algorithm. The
 centroids start from k-means++ and are the means of their members; at most ``iterations`` rounds, fewer
-when the assignment stops changing. The whole corpus is then assigned in chunks of ``assign_chunk``
-documents, each chunk balanced.
+when the assignment stops changing. The whole corpus is then assigned in balanced chunks of about
+``assign_chunk`` documents drawn from a seeded permutation of *all* documents: the authors shuffle every mC4
+shard across languages before their balanced batches. Chunks taken in corpus (language) order would each hold
+one language, and balancing such a chunk splits that language 1/k into every expert.
 
 **Ensemble weights** (x-elm Sec. 3.3): ``alpha_e(x_<t) ∝ exp(-||phi(x_<t) - c_e||^2 / T)``, optionally
 keeping the top m and renormalising.
@@ -21,26 +25,67 @@ keeping the top m and renormalising.
 from __future__ import annotations
 
 import heapq
+import json
 import math
-import pickle
-from typing import BinaryIO
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from sklearn.cluster import kmeans_plusplus
 from sklearn.decomposition import TruncatedSVD
-from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import Normalizer
+from sklearn.preprocessing import Normalizer, normalize
 
+from lsnmt.io import DataError, atomic_write, write_json
 from lsnmt.xelm.config import TfidfConfig
 
+FORMAT = "lsnmt-tfidf-embedder/1"
+"""``format`` of ``embedder.json``; the files an :class:`Embedder` is saved as follow."""
+FILES = ("embedder.json", "idf.npy", "svd.npy")
 
-class NumberNormalizingVectorizer(TfidfVectorizer):
-    """TF-IDF whose tokens starting with a digit become ``#NUMBER`` (x-elm / c-BTM)."""
+
+class _NumberTokens:
+    """Tokens starting with a digit become ``#NUMBER`` (x-elm / c-BTM)."""
 
     def build_tokenizer(self):  # noqa: ANN201 (scikit-learn's signature)
-        tokenize = super().build_tokenizer()
+        tokenize = super().build_tokenizer()  # type: ignore[misc]
         return lambda doc: ["#NUMBER" if t[0].isdigit() else t for t in tokenize(doc)]
+
+
+class NumberNormalizingVectorizer(_NumberTokens, TfidfVectorizer):
+    """TF-IDF whose tokens starting with a digit become ``#NUMBER`` (x-elm / c-BTM)."""
+
+
+class _NumberNormalizingCounter(_NumberTokens, CountVectorizer):
+    """Term counts over a fixed vocabulary with the same tokens."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Embedder:
+    """The fitted ``phi``: scikit-learn's TF-IDF (smooth idf, L2) -> truncated SVD -> L2, as plain arrays."""
+
+    terms: tuple[str, ...]
+    """TF-IDF vocabulary in column order."""
+    idf: np.ndarray
+    """``(V,)`` inverse document frequencies."""
+    components: np.ndarray
+    """``(r, V)`` SVD components."""
+    number_normalizer: bool
+
+    def __post_init__(self) -> None:
+        if self.idf.shape != (len(self.terms),) or self.components.ndim != 2 \
+                or self.components.shape[1] != len(self.terms):
+            raise DataError(f"TF-IDF embedder: {len(self.terms)} terms, idf {self.idf.shape}, SVD "
+                            f"{self.components.shape} do not fit together")
+
+    def transform(self, texts: list[str]) -> np.ndarray:
+        """``(len(texts), r)`` float64, rows of norm 1 (0 for texts without a known word)."""
+        counter_cls = _NumberNormalizingCounter if self.number_normalizer else CountVectorizer
+        counter = counter_cls(vocabulary={t: i for i, t in enumerate(self.terms)}, dtype=self.idf.dtype)
+        tf = normalize(counter.transform(texts).multiply(self.idf[None, :]).tocsr(), copy=False)
+        return normalize(np.asarray(tf @ self.components.T, dtype=np.float64), copy=False)
 
 
 def build_embedder(cfg: TfidfConfig, n_docs: int) -> Pipeline:
@@ -54,9 +99,9 @@ def build_embedder(cfg: TfidfConfig, n_docs: int) -> Pipeline:
                      ("normalizer", Normalizer(copy=False))])
 
 
-def fit_embedder(cfg: TfidfConfig, docs: list[str]) -> Pipeline:
-    """The embedder fitted on ``docs`` (with one BLAS thread, as the cluster stage runs it, the floats are the
-    same run after run)."""
+def fit_pipeline(cfg: TfidfConfig, docs: list[str]) -> Pipeline:
+    """The scikit-learn pipeline fitted on ``docs`` (with one BLAS thread, as the cluster stage runs it, the
+    floats are the same run after run)."""
     emb = build_embedder(cfg, len(docs))
     emb.fit(docs)
     n_vocab = len(emb.named_steps["tfidf"].vocabulary_)
@@ -66,18 +111,45 @@ def fit_embedder(cfg: TfidfConfig, docs: list[str]) -> Pipeline:
     return emb
 
 
-def dump_embedder(emb: Pipeline, fh: BinaryIO) -> None:
-    """Pickle ``emb`` with stable bytes: without the vectorizer's ``stop_words_`` set (introspection only,
-    pickled in hash order) and its stop-word cache key (a memory address)."""
-    vec = emb.named_steps["tfidf"]
-    vec.stop_words_ = None
-    vec.__dict__.pop("_stop_words_id", None)
-    pickle.dump(emb, fh)
+def fit_embedder(cfg: TfidfConfig, docs: list[str]) -> Embedder:
+    """:func:`fit_pipeline` as an :class:`Embedder` (stop words only shape the vocabulary, so they are not kept)."""
+    pipe = fit_pipeline(cfg, docs)
+    vec = pipe.named_steps["tfidf"]
+    terms = sorted(vec.vocabulary_, key=vec.vocabulary_.__getitem__)
+    return Embedder(terms=tuple(terms), idf=np.asarray(vec.idf_), components=pipe.named_steps["svd"].components_,
+                    number_normalizer=cfg.number_normalizer)
 
 
-def embed(emb: Pipeline, texts: list[str]) -> np.ndarray:
+def save_embedder(emb: Embedder, folder: Path) -> None:
+    """``folder/embedder.json`` (settings, vocabulary), ``idf.npy``, ``svd.npy``: stable bytes, no pickle."""
+    write_json(folder / "embedder.json", {"format": FORMAT, "number_normalizer": emb.number_normalizer,
+                                          "terms": list(emb.terms)})
+    for name, arr in (("idf.npy", emb.idf), ("svd.npy", emb.components)):
+        with atomic_write(folder / name, "wb", encoding=None) as fh:
+            np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
+
+
+def load_embedder(folder: Path) -> Embedder:
+    """The embedder :func:`save_embedder` wrote; never unpickles (an ``embedder.pkl`` of an older run is ignored)."""
+    path = folder / "embedder.json"
+    if not path.is_file():
+        raise DataError(f"{path}: not found (run the cluster stage again; a pickled embedder.pkl is never loaded)")
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    if meta.get("format") != FORMAT:
+        raise DataError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r} (run the cluster stage again)")
+    try:
+        idf, svd = (np.load(folder / name, allow_pickle=False) for name in ("idf.npy", "svd.npy"))
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{folder}: cannot read the embedder's arrays ({exc})") from None
+    if not all(isinstance(t, str) for t in meta["terms"]) or idf.dtype.kind != "f" or svd.dtype.kind != "f":
+        raise DataError(f"{folder}: the embedder's terms must be strings and its arrays floating point")
+    return Embedder(terms=tuple(meta["terms"]), idf=idf, components=svd,
+                    number_normalizer=bool(meta["number_normalizer"]))
+
+
+def embed(emb: Embedder, texts: list[str]) -> np.ndarray:
     """``(len(texts), r)`` float64, rows of norm 1 (0 for texts without a known word)."""
-    return np.asarray(emb.transform(texts), dtype=np.float64)
+    return emb.transform(texts)
 
 
 def sq_distances(x: np.ndarray, centroids: np.ndarray) -> np.ndarray:
@@ -197,12 +269,29 @@ def balanced_kmeans(x: np.ndarray, k: int, iterations: int, seed: int) -> tuple[
     return centroids, labels, done
 
 
-def assign(x: np.ndarray, centroids: np.ndarray, mode: str, chunk: int) -> np.ndarray:
-    """Cluster of every row: balanced within each chunk of ``chunk`` rows, or the nearest centroid."""
+def shuffled_chunks(n: int, chunk: int, seed: int) -> Iterator[np.ndarray]:
+    """Row indices of each balanced-assignment problem: a seeded permutation of all ``n`` rows cut into
+    ``ceil(n / chunk)`` near-equal parts, each sorted (so a memory-mapped cost matrix is read in order)."""
+    if n == 0:
+        return
+    order = np.random.default_rng([seed, 2]).permutation(n)
+    for part in np.array_split(order, -(-n // chunk)):
+        yield np.sort(part)
+
+
+def assign(cost: np.ndarray, mode: str, chunk: int, seed: int) -> np.ndarray:
+    """Cluster of every row of ``cost`` ``(n, k)`` (squared distances; may be memory-mapped): the nearest
+    centroid, or balanced within each chunk of :func:`shuffled_chunks` (languages mixed, see the module
+    docstring)."""
+    n = len(cost)
+    z = np.zeros(n, dtype=np.int64)
     if mode == "nearest":
-        return sq_distances(x, centroids).argmin(1)
-    parts = [balanced_assign(sq_distances(x[s:s + chunk], centroids)) for s in range(0, len(x), chunk)]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        for s in range(0, n, chunk):
+            z[s:s + chunk] = np.asarray(cost[s:s + chunk]).argmin(1)
+        return z
+    for idx in shuffled_chunks(n, chunk, seed):
+        z[idx] = balanced_assign(np.asarray(cost[idx], dtype=np.float64))
+    return z
 
 
 def ensemble_weights(x: np.ndarray, centroids: np.ndarray, temperature: float, top_m: int | None = None

@@ -433,7 +433,7 @@ def test_iwslt14_from_the_outer_release_archive(tmp_path: Path) -> None:
     raw = tmp_path / "raw"
     download(experiment(tmp_path, src, languages=("en", "de")), raw)
     train, valid = read(raw / "train/iwslt14/en-de.de"), read(raw / "valid/iwslt14/en-de.de")
-    assert train[0] == "T de" and valid == ["de 21", "de 44"] and len(train) == 47 - 2
+    assert train[0] == "t de" and valid == ["de 21", "de 44"] and len(train) == 47 - 2  # lowercased as Xu et al.
     assert read(raw / "test/iwslt14/en-de.en") == ["dev2010 en", "tst2010 en", "tst2012 en"]
 
 

@@ -11,10 +11,12 @@ import pytest
 from lsnmt.config import Params
 from lsnmt.io import write_json
 from lsnmt.report import paper as paper_tables
+from lsnmt.report.cells import Row
 from lsnmt.report.render import markdown
 from lsnmt.report.runs import Results
 from lsnmt.report.specs import BINDINGS
-from lsnmt.report.table import Built, Cell, build
+from lsnmt.report.specs import xelm as specs_xelm
+from lsnmt.report.table import Built, Cell, build, paper_value
 from lsnmt.xelm.config import DENSE, expert_ids
 from lsnmt.xelm.icl import table3
 from tests.report.fixtures import write_expert_info, write_lm_meta, write_tsv
@@ -121,8 +123,11 @@ def test_table2_targets_and_donors(full: Results, empty: Results) -> None:
     built = table(full, 2)
     assert cell(built, ("Target", "AZ"), "LAPT / HMR").ours == pytest.approx(ppl("hmr", "az"), abs=1e-4)
     assert cell(built, ("Donor", "TR"), "x-elm Training / TF-IDFens*").ours == pytest.approx(14.0)
-    assert cell(built, ("Target", "HE"), "XGLM").method is None  # the original XGLM: not ours
-    assert cell(built, ("Target", "HE"), "LAPT / HMR").default == pytest.approx(ppl("hmr", "he"), abs=1e-4)
+    assert cell(built, ("Target", "HE"), "XGLM").ours == 900.0  # mc4_xelm's seed is XGLM itself (init: xglm)
+    assert cell(built, ("Target", "HE"), "XGLM").default is None  # the default's seed is not
+    # the default's seed is trained here (init: scratch): % perplexity reduction over its Dense column
+    assert cell(built, ("Target", "HE"), "LAPT / HMR").default == pytest.approx(
+        100 * (700.0 - ppl("hmr", "he")) / 700.0, abs=1e-4)
     assert cell(built, ("Target", "AZ"), "LAPT / HMR").default is None  # the default run has no AZ target
     assert cell(table(empty, 2), ("Target", "AZ"), "LAPT / HMR").ours is None
 
@@ -135,9 +140,29 @@ def test_table7_k4_and_k16_perplexities(full: Results, empty: Results, params: P
     assert cell(built, ("Avg.",), "k=4 Experts / TF-IDFens").ours == pytest.approx(avg, abs=1e-3)
     assert cell(built, ("KO",), "Dense").ours == pytest.approx(ppl(DENSE, "ko"), abs=1e-4)
     # the default run has k = 2, 4: its k=4 cells fill, its k=16 ones do not
-    assert cell(built, ("DE",), "k=4 Experts / Typ.").default == pytest.approx(ppl("typology-k4", "de"), abs=1e-4)
+    dense = ppl(DENSE, "de")
+    assert cell(built, ("DE",), "k=4 Experts / Typ.").default == pytest.approx(
+        100 * (dense - ppl("typology-k4", "de")) / dense, abs=1e-4)  # relative: the default's seed is not XGLM
     assert cell(built, ("DE",), "k=16 Experts / Typ.").default is None
     assert cell(table(empty, 7), ("DE",), "k=16 Experts / Typ.").ours is None
+
+
+def test_perplexities_compare_relatively_unless_seed_and_tokenizer_are_xglms(full: Results) -> None:
+    """mc4_xelm (init: xglm) is compared as printed; a scratch seed compares % reductions over Dense, ours with
+    the paper's computed from its printed row, and Dense itself is then not compared."""
+    b = BINDINGS[("xelm", "table7")]
+    typ, dense = b.columns["k=4 Experts / Typ."], b.columns["Dense"]
+    paper, scratch = full.run("mc4_xelm"), full.run("default")
+    assert paper is not None and scratch is not None and specs_xelm.paper_seed(paper)
+    assert not specs_xelm.paper_seed(scratch)
+    line = {"Dense": "20.00", "k=4 Experts / Typ.": "18.00"}
+    assert typ.printed(paper, line, 18.0) == 18.0 and typ.printed(scratch, line, 18.0) == pytest.approx(10.0)
+    assert dense.printed(scratch, line, 20.0) is None  # 0 against 0 says nothing
+    row = Row("xelm", arg="de")
+    assert typ.value(full, paper, row) == pytest.approx(ppl("typology-k4", "de"), abs=1e-4)
+    built = table(full, 7)
+    assert all(c.paper_value == paper_value(c.paper) for c in built.cells if c.method)  # mc4_xelm: as printed
+    assert "% perplexity reduction over Dense" in b.note
 
 
 def test_table8_top1_and_ensembles(full: Results, empty: Results) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,25 @@ def test_wikiann_release_tar_from_a_url_and_tydiqa_from_a_mirror(server: Served,
     assert {p for p, _ in server.requests} == {"/panx_dataset.tar", *(f"/tydiqa/{r.name}" for r in tydiqa.REMOTES)}
 
 
+def panx_zip() -> bytes:
+    """``panx_dataset.zip`` as Hugging Face's copy holds it: the same ``{lang}.tar.gz`` files at its top level."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=io.BytesIO(panx_tar())) as tf, zipfile.ZipFile(buf, "w") as zf:
+        for info in tf.getmembers():
+            zf.writestr(info.name, tf.extractfile(info).read())  # type: ignore[union-attr]
+    return buf.getvalue()
+
+
+def test_wikiann_from_the_hugging_face_zip(server: Served, tmp_path: Path) -> None:  # noqa: F811
+    """The catalogue's default (Dropbox is dead): the zip, fetched from its real path on a mirror host."""
+    server.files["/datasets.huggingface.co/wikiann/1.1.0/panx_dataset.zip"] = panx_zip()
+    download(_exp(tmp_path, wikiann=_ner(mirror=server.url("/datasets.huggingface.co/wikiann/1.1.0"))),
+             tmp_path / "raw")
+    for split in wikiann.FILES:
+        assert (tmp_path / "raw/tasks/wikiann/zh" / split).read_bytes() == (FIX / "wikiann/zh" / split).read_bytes()
+    assert [p for p, _ in server.requests] == ["/datasets.huggingface.co/wikiann/1.1.0/panx_dataset.zip"]
+
+
 def test_local_copies_tar_or_extracted_folders(tmp_path: Path) -> None:
     (tmp_path / "dl").mkdir()
     (tmp_path / "dl" / "panx_dataset.tar").write_bytes(panx_tar())
@@ -97,7 +117,7 @@ def test_missing_language_and_offline_errors(tmp_path: Path) -> None:
 
 
 def test_catalogue_urls_are_the_published_ones() -> None:
-    assert wikiann.REMOTE.name == "panx_dataset.tar"
+    assert wikiann.REMOTE.url == "https://s3.amazonaws.com/datasets.huggingface.co/wikiann/1.1.0/panx_dataset.zip"
     assert [r.url for r in tydiqa.REMOTES] == [
         "https://storage.googleapis.com/tydiqa/v1.1/tydiqa-goldp-v1.1-train.json",
         "https://storage.googleapis.com/tydiqa/v1.1/tydiqa-goldp-v1.1-dev.json"]

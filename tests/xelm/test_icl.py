@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import shutil
 import tarfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from lsnmt.io import DataError
 from lsnmt.xelm import icl, icl_data
 from lsnmt.xelm.icl_data import Example, Unavailable
 from tests.conftest import ROOT
@@ -83,3 +86,33 @@ def test_accuracy_and_win_rate() -> None:
     t3 = icl.table3(rows)["xnli@0"]
     assert t3["seed"] == {"accuracy": 50.0, "win_rate": 50.0}  # ties both win (x-elm Table 3)
     assert t3["dense"]["win_rate"] == 100.0 and np.isclose(t3["dense"]["accuracy"], 55.0)
+
+
+def _tar_with(path: Path, name: str, *, link: str | None = None) -> None:
+    with tarfile.open(path, "w:gz") as tf:
+        info = tarfile.TarInfo(name)
+        if link is not None:
+            info.type, info.linkname = tarfile.SYMTYPE, link
+            tf.addfile(info)
+        else:
+            data = b"sentence1\tsentence2\tlabel\n"
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+
+
+@pytest.mark.parametrize("name,link", [("../escaped.tsv", None), ("/tmp/lsnmt-escaped.tsv", None),
+                                       ("x-final/en/../../../escaped.tsv", None), ("x-final/out", "../../..")])
+def test_members_escaping_the_folder_are_refused(tmp_path: Path, name: str, link: str | None) -> None:
+    root = tmp_path / "icl"
+    root.mkdir()
+    _tar_with(root / "x-final.tar.gz", name, link=link)
+    with pytest.raises(DataError, match="outside the extraction folder; refusing"):
+        icl_data.obtain("pawsx", root, download=False)
+    assert not (tmp_path / "escaped.tsv").exists() and not Path("/tmp/lsnmt-escaped.tsv").exists()
+    assert sorted(p.name for p in root.iterdir()) == ["x-final.tar.gz"]  # nothing half-extracted
+    with zipfile.ZipFile(root / "XNLI-1.0.zip", "w") as zf:
+        zf.writestr(name, "language\tgold_label\tsentence1\tsentence2\n")
+    if link is None:
+        with pytest.raises(DataError, match="outside the extraction folder; refusing"):
+            icl_data.obtain("xnli", root, download=False)
+        assert not (tmp_path / "escaped.tsv").exists()

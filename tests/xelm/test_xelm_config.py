@@ -64,3 +64,37 @@ def test_ids_and_hierarchy_sizes() -> None:
     assert str(ExpertId.parse("typology-k8-e3")) == "typology-k8-e3"
     with pytest.raises(ValueError, match="not an expert id"):
         ExpertId.parse("typology-8-3")
+
+
+def test_mc4_xelm_plans_the_papers_shards() -> None:
+    """x-elm Sec. 5.1 / Table 5, a dry run: at most the first 1,024 training shards of en es fr ru, every shard of
+    the other languages, and validation from its own source capped at Sec. 5.4's 5,000 documents."""
+    from lsnmt.data.sources import mc4
+
+    exp = Params.load(ROOT / "params.yaml").get("mc4_xelm")
+    train, valid = (next(s for s in exp.data.sources if s.kind == "mc4" and s.splits == (split,))
+                    for split in ("train", "valid"))
+    plan = mc4.plan(train, exp.data.languages)
+    for lang in ("en", "es", "fr", "ru"):
+        urls = plan[("train", lang)]
+        assert len(urls) == 1024 and urls[0].endswith(f"c4-{lang}.tfrecord-00000-of-{mc4.SHARDS[lang][0]:05d}.json.gz")
+        assert urls[-1].endswith(f"-01023-of-{mc4.SHARDS[lang][0]:05d}.json.gz")
+    assert len(plan[("train", "de")]) == 2048 and len(plan[("train", "he")]) == 1024  # mC4 code iw
+    assert "-iw." in plan[("train", "he")][0] and set(plan) == {("train", x) for x in exp.data.languages}
+    assert sum(map(len, plan.values())) == sum(mc4.SHARDS[mc4.MC4_CODES.get(x, x)][0] for x in exp.data.languages) \
+        - (11264 + 2048 + 2048 + 4096 - 4 * 1024)
+    assert valid.max_pairs == 5000 and set(mc4.plan(valid, exp.data.languages)) == {
+        ("valid", x) for x in exp.data.languages}
+
+
+def test_every_expert_is_scored_on_every_language(tmp_path: Path) -> None:
+    """App. B.3 / Fig. 6: forgetting needs each expert of every k (typology k = 4, 16 too) on every language."""
+    from lsnmt.io import write_json
+    from lsnmt.xelm.evaluate import model_plan
+
+    exp = Params.load(ROOT / "params.yaml").get("mc4_xelm")
+    langs, targets = list(exp.xelm.languages), list(exp.xelm.hmr.targets)
+    write_json(tmp_path / "donors.json", {t: {"donor": d} for t, d in exp.xelm.hmr.donors.items()})
+    plan = model_plan(exp, tmp_path, langs, targets)
+    for k in (4, 16):
+        assert all(plan[f"typology-k{k}-e{e}"][1] == langs + targets for e in range(k))

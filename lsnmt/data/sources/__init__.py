@@ -23,6 +23,7 @@ iwslt17          IWSLT 2017 multilingual TED, de en it nl ro                 tra
 wmt14            WMT14 news task, cs de fr hi ru - en                        train valid test
 ted_multiway     TED talks (Qi et al., 2018), fully translated rows          train valid test multiway
 mc4              mC4 monolingual documents                                   train valid test
+mtdata           parallel corpora by mtdata dataset name (WMT, OPUS, ...)    train valid test
 local            a corpus already on disk in the raw layout (``path:``)      train valid test multiway
 ===============  ==========================================================  ==========================
 
@@ -37,7 +38,7 @@ import logging
 from pathlib import Path
 
 from lsnmt.config import DataConfig, DownloadConfig, SourceConfig
-from lsnmt.data.sources import embedded, flores, iwslt, local, mc4, opus100, ted, tydiqa, wikiann, wmt14
+from lsnmt.data.sources import embedded, flores, iwslt, local, mc4, mtdata_corpora, opus100, ted, tydiqa, wikiann, wmt14
 from lsnmt.data.sources.base import Context, Origin, Remote, Source, pair_key
 from lsnmt.io import DataError
 from lsnmt.tasks.config import TaskConfig
@@ -49,7 +50,8 @@ log = logging.getLogger(__name__)
 SOURCES: dict[str, Source] = {
     s.kind: s
     for s in (embedded.SOURCE, opus100.SOURCE, flores.FLORES101_SOURCE, flores.FLORES200_SOURCE,
-              iwslt.IWSLT14_SOURCE, iwslt.IWSLT17_SOURCE, wmt14.SOURCE, ted.SOURCE, mc4.SOURCE, local.SOURCE)
+              iwslt.IWSLT14_SOURCE, iwslt.IWSLT17_SOURCE, wmt14.SOURCE, ted.SOURCE, mc4.SOURCE, mtdata_corpora.SOURCE,
+              local.SOURCE)
 }
 
 TASK_SOURCES: dict[str, Source] = {s.kind: s for s in (wikiann.SOURCE, tydiqa.SOURCE)}

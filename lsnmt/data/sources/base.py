@@ -37,10 +37,16 @@ class Remote:
     md5: str | None = None
     alt_names: tuple[str, ...] = ()
     """Other names of the same content, looked for inside a user's ``path`` (e.g. a .tgz for a .zip)."""
+    cache_name: str | None = None
+    """Its name in the download cache and in a user's ``path`` directory when the URL's basename is ambiguous
+    (WMT14's and WMT15's ``wiki-titles.tgz``; OPUS's ``de-en.txt.zip`` of every corpus)."""
+    gone: str | None = None
+    """Why ``url`` no longer serves the file and what a user must fetch instead (one line); without ``path:`` or
+    ``mirror:`` the source stops with it before any download."""
 
     @property
     def name(self) -> str:
-        return basename(self.url)
+        return self.cache_name or basename(self.url)
 
 
 @dataclass(frozen=True)
@@ -130,7 +136,9 @@ class Context:
         url, expected = self._target(remote)
         if self.src.path:
             return self._from_path(remote, expected)
-        dest = self.cache_dir / self.src.kind / basename(url)
+        if remote.gone and not self.src.mirror and url == remote.url:
+            raise DataError(f"source {self.src.name!r}: {remote.gone}")
+        dest = self.cache_dir / self.src.kind / (remote.name if url == remote.url else basename(url))
         fetch(url, dest, sha256=expected.get("sha256"), md5=expected.get("md5"), mirror=self.src.mirror,
               retries=self.dl.retries, timeout=self.dl.timeout)
         digests = file_digests(dest, remember=True)

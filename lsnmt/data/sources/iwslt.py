@@ -1,19 +1,28 @@
 """``iwslt14`` / ``iwslt17``: TED talk corpora of the IWSLT 2014 and 2017 evaluation campaigns (WIT3).
 
 ``iwslt14`` — the 8 English-centric pairs ar de es fa he it nl pl of the LMS paper
-(following Lin et al. 2021; Xu et al. 2022). Per pair, the WIT3 2014-01 archive
-``https://wit3.fbk.eu/archive/2014-01/texts/{x}/en/{x}-en.tgz`` (the URL of fairseq's
-original prepare-iwslt14.sh and many public scripts) with members ``{x}-en/train.tags.{x}-en.{x|en}``
-and ``{x}-en/IWSLT14.TED{,X}.{set}.{x}-en.{x|en}.xml``. Unconfirmed: that these URLs
-still answer (WIT3 moved its archive; Xu et al. fetch the same ``2014-01.tgz``
-release from Google Drive). ``path:`` may name that outer ``2014-01.tgz`` (its
-``texts/{x}/en/{x}-en.tgz`` members are used), a directory holding the per-pair
-archives, or an extracted tree. No checksums are published. The splits follow
-Xu et al.'s preprocess_iwslt14.sh: metadata lines of train.tags are dropped
-(``<title>``/``<description>`` keep their text), every 23rd remaining pair is
-``valid``, the rest ``train``; ``test`` = dev2010 + TEDX.dev2012 + tst2010 + tst2011 +
-tst2012 (those present). Unlike their script the 1:23 split is taken before
-Moses cleaning (``prepare`` filters later), so ``valid`` differs slightly.
+(following Lin et al. 2021; Xu et al. 2022), from WIT3's 2014-01 release: per pair an
+archive ``{x}-en.tgz`` with members ``{x}-en/train.tags.{x}-en.{x|en}`` and
+``{x}-en/IWSLT14.TED{,X}.{set}.{x}-en.{x|en}.xml``. WIT3's own URLs
+(``https://wit3.fbk.eu/archive/2014-01/texts/{x}/en/{x}-en.tgz``) answer 404 since 2020
+(fairseq issues #2984, #4361). Only de-en has a public copy, the one fairseq's
+prepare-iwslt14.sh now fetches (``https://dl.fbaipublicfiles.com/fairseq/data/iwslt14/de-en.tgz``,
+downloaded by default); the eight pairs exist together as the release archive ``2014-01.tgz``
+(Google Drive id ``1GnBarJIbNgEIIDvUyKDtLmv35Qcxg6Ed``, what Xu et al.'s preprocess_iwslt14.sh
+fetches with gdown; Drive serves large files through a confirmation page, so it is not
+downloaded here). ``path:`` may name that outer ``2014-01.tgz`` in its original layout (its
+``2014-01/texts/{x}/en/{x}-en.tgz`` members are used), a directory holding the per-pair
+archives, or an extracted tree; without it, a pair other than de-en stops the download with
+one line saying exactly this. No checksums are published. The splits follow Xu et al.'s
+script: metadata lines of train.tags are dropped (``<title>``/``<description>`` keep their
+text), every 23rd remaining pair is ``valid``, the rest ``train``; ``test`` = dev2010 +
+TEDX.dev2012 + tst2010 + tst2011 + tst2012 (those present). Unlike their script the 1:23
+split is taken before Moses cleaning (``prepare`` filters later), so ``valid`` differs slightly.
+
+**Lowercased** (our decision, to follow the authors): Xu et al.'s script lowercases every split
+(Moses ``lowercase.perl``) and maps ``’`` to ``'`` in the test sets, so the BLEU of LMS-FD
+Tables 1-2 is on lowercased text; the raw files of this kind are lowercased the same way
+(``str.lower``), and our scores are comparable with theirs only because of it.
 
 ``iwslt17`` — the multilingual TED task (de en it nl ro, English-centric training
 and zero-shot pairs, CLM App. A.1). The release ``2017-01-trnmted`` archive
@@ -40,7 +49,14 @@ from lsnmt.data.sources.base import Context, Origin, Remote, Source, pair_key, s
 from lsnmt.io import DataError
 
 IWSLT14_LANGS = ("ar", "de", "es", "fa", "he", "it", "nl", "pl")
-IWSLT14 = {x: Remote(f"https://wit3.fbk.eu/archive/2014-01/texts/{x}/en/{x}-en.tgz") for x in IWSLT14_LANGS}
+RELEASE_2014 = ("2014-01.tgz (WIT3's 2014-01 release; Google Drive id 1GnBarJIbNgEIIDvUyKDtLmv35Qcxg6Ed, e.g. "
+                "`gdown 1GnBarJIbNgEIIDvUyKDtLmv35Qcxg6Ed`)")
+FAIRSEQ_DE_EN = "https://dl.fbaipublicfiles.com/fairseq/data/iwslt14/de-en.tgz"
+IWSLT14 = {x: Remote(FAIRSEQ_DE_EN) if x == "de" else Remote(
+    f"https://wit3.fbk.eu/archive/2014-01/texts/{x}/en/{x}-en.tgz",
+    gone=f"IWSLT'14 {x}-en has no working download URL (WIT3's archive answers 404: fairseq issues #2984, #4361; "
+         f"only de-en has a public copy); fetch {RELEASE_2014} and set `path:` of this source to that file, kept "
+         "as it is (it holds 2014-01/texts/{x}/en/{x}-en.tgz for all eight pairs)") for x in IWSLT14_LANGS}
 IWSLT14_TEST = ("IWSLT14.TED.dev2010", "IWSLT14.TEDX.dev2012", "IWSLT14.TED.tst2010", "IWSLT14.TED.tst2011",
                 "IWSLT14.TED.tst2012")
 VALID_EVERY = 23
@@ -59,6 +75,12 @@ def text_of(line: bytes, *, keep_title: bool) -> bytes | None:
         return line
     match = _KEPT_TAG.match(line) if keep_title else None
     return match.group(2).strip() if match else None
+
+
+def lowercase(line: bytes, *, test: bool = False) -> bytes:
+    """Xu et al.'s IWSLT'14 text: lowercased; in the test sets ``’`` becomes ``'`` (see the module docstring)."""
+    text = line.decode("utf-8", "surrogateescape").lower()
+    return (text.replace("\u2019", "'") if test else text).encode("utf-8", "surrogateescape")
 
 
 def train_tags(fa: Path, fb: Path, *, keep_title: bool) -> Iterator[tuple[bytes, bytes]]:
@@ -124,14 +146,14 @@ def _build14_pair(ctx: Context, x: str, key: tuple[str, str], splits: list[str],
     if tx and ten:
         for i, (a, b) in enumerate(train_tags(tx, ten, keep_title=True), start=1):
             split = "valid" if i % VALID_EVERY == 0 else "train"
-            rows[split][x].append(a)
-            rows[split]["en"].append(b)
+            rows[split][x].append(lowercase(a))
+            rows[split]["en"].append(lowercase(b))
     for t in IWSLT14_TEST:
         fx, fen = files.get(f"{t}.{p}.{x}.xml"), files.get(f"{t}.{p}.en.xml")
         if fx and fen:
             sx, sen = segments(fx, fen)
-            rows["test"][x] += sx
-            rows["test"]["en"] += sen
+            rows["test"][x] += [lowercase(s, test=True) for s in sx]
+            rows["test"]["en"] += [lowercase(s, test=True) for s in sen]
     for split in splits:
         if rows[split][x]:
             _write(ctx, split, key, rows[split], origin)

@@ -1,8 +1,8 @@
 """``local``: a corpus a user has already prepared on disk, in the raw layout itself.
 
-For data the papers assembled with tools or licences this project cannot run
-for you (the LSL paper's WMT21 + CCMatrix + Tatoeba mix after M2M-100's
-cleaning scripts, say), point ``path:`` at a directory laid out like
+For data assembled elsewhere (a corpus behind a registration, or the LSL
+paper's mix after M2M-100's cleaning scripts rather than the downloadable
+``mtdata`` sources params.yaml names), point ``path:`` at a directory laid out like
 ``data/{exp}/raw/*/{corpus}``::
 
     {path}/{split}/{a}-{b}.{a}    {path}/{split}/{a}-{b}.{b}    (bitext, pivot first)

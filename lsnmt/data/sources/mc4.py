@@ -7,10 +7,14 @@ shard counts ``SHARDS`` copies (the languages of x-elm Table 5; mC4 writes Hebre
 as ``iw``). One JSON object per line; its ``text`` becomes one line of
 ``{split}/{name}/mw.{lang}`` with ``\\r``/``\\n`` inside the document replaced by
 spaces. ``train`` <- train shards, ``valid`` and ``test`` <- validation shards
-(x-elm reports perplexity on the first 5,000 validation documents: set
-``max_pairs: 5000``). Shards are fetched in order only until ``max_pairs``
-documents are written; without ``max_pairs`` every shard is downloaded (terabytes
-for the large languages). No checksums are published per shard; each shard's
+(x-elm reports perplexity on the first 5,000 validation documents: give the
+validation split a source of its own with ``max_pairs: 5000``, so that the cap
+does not also cut the training text). Shards are fetched in order only until
+``max_pairs`` documents are written; ``shards: {en: 1024}`` reads at most the
+first 1,024 training shards of a language (x-elm Sec. 5.1 / Table 5: EN, ES, FR,
+RU "downsampled to 1,024 shards"); without either, every shard is downloaded
+(terabytes for the large languages). :func:`plan` lists the shards a source
+reads without fetching anything. No checksums are published per shard; each shard's
 observed sha256 is recorded. ``path:`` may name a directory with the shard files
 (e.g. a git-lfs checkout of ``multilingual/``); ``mirror:`` replaces the base URL.
 The files are not aligned across languages (``Source.monolingual``).
@@ -24,6 +28,7 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+from lsnmt.config import SourceConfig
 from lsnmt.data.sources.base import Context, Remote, Source
 from lsnmt.io import DataError
 
@@ -59,9 +64,34 @@ def documents(path: Path) -> Iterator[bytes]:
             yield text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").encode("utf-8", "replace")
 
 
+def shard_count(src: SourceConfig, split: str, lang: str) -> int:
+    """Shards of ``lang`` the source may read for ``split``: all, or the first ``shards[lang]`` training ones."""
+    code = MC4_CODES.get(lang, lang)
+    train, valid = SHARDS[code]
+    if split != "train":
+        return valid
+    cap = src.shards.get(lang)
+    if cap is not None and cap < 1:
+        raise DataError(f"source {src.name!r}: shards.{lang} must be >= 1, got {cap}")
+    return train if cap is None else min(cap, train)
+
+
+def plan(src: SourceConfig, languages: tuple[str, ...]) -> dict[tuple[str, str], list[str]]:
+    """``(split, lang) -> shard URLs`` the source reads at most (fewer when ``max_pairs`` documents come first)."""
+    return {(split, lang): [shard_url(MC4_CODES.get(lang, lang), split, i)
+                            for i in range(shard_count(src, split, lang))]
+            for split in src.splits for lang in (src.languages or languages)
+            if MC4_CODES.get(lang, lang) in SHARDS and split != "multiway"}
+
+
 def build(ctx: Context) -> None:
+    unknown = sorted(set(ctx.src.shards) - set(ctx.languages))
+    if unknown:
+        raise DataError(f"source {ctx.src.name!r}: shards: names {unknown[0]!r}, not one of its languages")
     if ctx.src.max_pairs is None:
-        log.warning("%s: no max_pairs set, every mC4 shard of %s is downloaded", ctx.src.name, ", ".join(ctx.languages))
+        uncapped = [x for x in ctx.languages if x not in ctx.src.shards] if "train" in ctx.splits else ctx.languages
+        if uncapped:
+            log.warning("%s: no max_pairs set, every mC4 shard of %s is downloaded", ctx.src.name, ", ".join(uncapped))
     for split in ctx.splits:
         if split == "multiway":
             raise DataError(f"{ctx.src.name}: mC4 is monolingual text, it has no multiway split")
@@ -75,8 +105,7 @@ def build(ctx: Context) -> None:
 
 def _language(ctx: Context, split: str, lang: str, code: str) -> None:
     out = ctx.multiway(split, lang)
-    total = SHARDS[code][0 if split == "train" else 1]
-    for index in range(total):
+    for index in range(shard_count(ctx.src, split, lang)):
         if ctx.remaining(out) == 0:
             return
         remote = Remote(shard_url(code, split, index))

@@ -1,11 +1,14 @@
 """``wikiann``: WikiANN NER (Pan et al. 2017) in the balanced train / dev / test splits of Rahimi et al. (2019).
 
-The release is ``panx_dataset.tar`` (the file the Hugging Face ``wikiann`` loader and XTREME read; the
-loader's URL below, listed on https://github.com/afshinrahimi/mmner): an outer tar of ``{lang}.tar.gz``
-archives, each holding the files ``train``, ``dev`` and ``test`` (format: ``lsnmt/tasks/data.py``). No
-checksum is published: the sha256 seen is recorded in ``raw/MANIFEST.tsv`` and ``sha256:`` pins it.
+The release is Rahimi et al.'s ``panx_dataset.tar`` (https://github.com/afshinrahimi/mmner): an outer archive
+of ``{lang}.tar.gz`` archives, each holding the files ``train``, ``dev`` and ``test`` (format:
+``lsnmt/tasks/data.py``). Its Dropbox link has failed since 2021; the copy downloaded here is the one the
+Hugging Face ``wikiann`` loader, XTREME and others read, ``panx_dataset.zip`` on Hugging Face's S3 bucket (a
+zip of the same ``{lang}.tar.gz`` files at its top level). No checksum is published: the sha256 seen is
+recorded in ``raw/MANIFEST.tsv`` and ``sha256:`` pins it.
 
-``path:`` may be the tar, a directory holding it or the ``{lang}.tar.gz`` files, or an extracted tree
+``path:`` may be the zip or the original tar, a directory holding one of them or the ``{lang}.tar.gz`` files,
+or an extracted tree
 ``{lang}/{train,dev,test}`` (the embedded fixtures). Output, bytes unchanged:
 ``raw/tasks/{task}/{lang}/{train,dev,test}``.
 """
@@ -22,7 +25,8 @@ from lsnmt.data.sources.archive import inside, members
 from lsnmt.data.sources.base import Context, Origin, Remote, Source
 from lsnmt.io import DataError
 
-REMOTE = Remote("https://www.dropbox.com/s/12h3qqog6q4bjve/panx_dataset.tar?dl=1")
+REMOTE = Remote("https://s3.amazonaws.com/datasets.huggingface.co/wikiann/1.1.0/panx_dataset.zip",
+                alt_names=("panx_dataset.tar",))
 FILES = ("train", "dev", "test")
 
 
@@ -66,7 +70,7 @@ def build(ctx: Context) -> None:
 
 SOURCE = Source(
     kind="wikiann",
-    summary="WikiANN NER, Rahimi et al.'s train/dev/test splits (panx_dataset.tar)",
+    summary="WikiANN NER, Rahimi et al.'s train/dev/test splits (panx_dataset.zip, Hugging Face's copy)",
     splits=frozenset({"train", "valid", "test"}),
     build=build,
     remotes=(REMOTE,),

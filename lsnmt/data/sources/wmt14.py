@@ -15,9 +15,11 @@
   - Europarl v7 (cs de fr): https://www.statmt.org/wmt13/training-parallel-europarl-v7.tgz
   - Common Crawl (cs de fr ru): https://www.statmt.org/wmt13/training-parallel-commoncrawl.tgz
   - News Commentary v9 (cs de fr ru): https://www.statmt.org/wmt14/training-parallel-nc-v9.tgz
-  - Wiki Headlines (hi ru): https://www.statmt.org/wmt14/wiki-titles.tgz, one ``x ||| en`` file
-    per pair (``wiki-titles.hi-en``; ``wiki.ru-en`` is the name in the WMT15 copy, said to be
-    identical, unconfirmed for this archive).
+  - Wiki Headlines, one ``x ||| en`` file per pair: hi from https://www.statmt.org/wmt14/wiki-titles.tgz
+    (member ``wiki/hi-en/wiki-titles.hi-en``), ru from WMT15's https://www.statmt.org/wmt15/wiki-titles.tgz
+    (member ``wiki/ru-en/wiki.ru-en``), as the TFDS / Hugging Face wmt loaders read them (their table notes
+    that the WMT14 and WMT15 ru-en files are identical). Both archives are called ``wiki-titles.tgz``: the
+    cache and a ``path:`` directory hold the WMT15 one as ``wmt15-wiki-titles.tgz``.
 
   Not included: CzEng 1.0 (cs), Yandex 1M (ru) and HindEnCorp (hi) need registration or
   a manual download; the 10^9 fr-en and UN corpora (fr) are left out for size.
@@ -42,6 +44,7 @@ EUROPARL = Remote(f"{STATMT}/wmt13/training-parallel-europarl-v7.tgz")
 COMMONCRAWL = Remote(f"{STATMT}/wmt13/training-parallel-commoncrawl.tgz")
 NEWS_COMMENTARY = Remote(f"{STATMT}/wmt14/training-parallel-nc-v9.tgz")
 WIKI_TITLES = Remote(f"{STATMT}/wmt14/wiki-titles.tgz")
+WIKI_TITLES_15 = Remote(f"{STATMT}/wmt15/wiki-titles.tgz", cache_name="wmt15-wiki-titles.tgz")
 DEV = Remote("https://data.statmt.org/wmt19/translation-task/dev.tgz", md5="f2ec7af5947c19e0cacb3882eb208002")
 TEST = Remote("https://statmt.org/wmt14/test-full.tgz", md5="a8cd784e006feb32ac6f3d9ec7eb389a")
 
@@ -58,7 +61,8 @@ TABLES: dict[str, tuple[tuple[Remote, Members], ...]] = {
         (EUROPARL, _two("europarl-v7.{x}-en.{lang}", "cs de fr")),
         (COMMONCRAWL, _two("commoncrawl.{x}-en.{lang}", "cs de fr ru")),
         (NEWS_COMMENTARY, _two("news-commentary-v9.{x}-en.{lang}", "cs de fr ru")),
-        (WIKI_TITLES, {"hi": ("wiki-titles.hi-en",), "ru": ("wiki.ru-en",)}),
+        (WIKI_TITLES, {"hi": ("wiki-titles.hi-en",)}),
+        (WIKI_TITLES_15, {"ru": ("wiki.ru-en",)}),
     ),
     "valid": ((DEV, {**_two("newstest2013.{lang}", "cs de fr ru"), "hi": ("newsdev2014.hi", "newsdev2014.en")}),),
     "test": ((TEST, {x: (f"newstest2014-{x}en-ref.{x}.sgm", f"newstest2014-{x}en-src.en.sgm") for x in LANGS}),),
@@ -127,4 +131,4 @@ def _joined(ctx: Context, split: str, x: str, data: bytes, origin: Origin) -> No
 
 SOURCE = Source(kind="wmt14", summary="WMT14 news task cs/de/fr/hi/ru-en: public training corpora, newstest2013/14",
                 splits=frozenset({"train", "valid", "test"}), build=build,
-                remotes=(EUROPARL, COMMONCRAWL, NEWS_COMMENTARY, WIKI_TITLES, DEV, TEST))
+                remotes=(EUROPARL, COMMONCRAWL, NEWS_COMMENTARY, WIKI_TITLES, WIKI_TITLES_15, DEV, TEST))

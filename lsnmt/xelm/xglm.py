@@ -1,0 +1,191 @@
+"""XGLM-1.7B as x-elm's seed (Sec. 3.1, 5.2): its released weights and tokenizer, loaded through ``transformers``.
+
+With ``xelm.init: xglm`` the ``lm_data`` stage tokenises with XGLM's tokenizer and the ``lm_seed`` stage writes
+XGLM's weights as the seed ``model.pt`` instead of training one; every expert then branches from them (x-BTM
+Step 1). ``xelm.pretrained`` is a Hugging Face id (``facebook/xglm-1.7B``, fetched into the Hugging Face cache
+on first use) or a local directory in ``save_pretrained`` layout; offline without a copy, both stages stop with
+one line naming what to fetch and where to put it.
+
+**Weights.** XGLM (Lin et al. 2022) is the project's LM exactly (``models/lm.py``): token embedding scaled by
+``sqrt(d)`` plus fairseq's sinusoidal positions (offset 2), pre-norm layers (self-attention, GELU FFN), a final
+LayerNorm, the output projection tied to the embedding. :func:`state_dict` renames transformers'
+``XGLMForCausalLM`` parameters onto :func:`models.lm.build_lm`'s; the test compares both models' logits.
+
+**Tokenizer.** XGLM's ids follow fairseq's dictionary: ``<s> <pad> </s> <unk>`` = 0-3, then the sentencepiece
+pieces (sentencepiece id + 1), then 7 ``<madeupword>`` symbols (256,008 for XGLM-1.7B). A tokenizer whose special
+ids differ is refused. Where transformers builds one from ``sentencepiece.bpe.model`` alone, it does not apply
+that layout; :func:`tokenizer_from_spm` builds XGLM's from the sentencepiece model as XGLM's converter does.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from lsnmt.config import ROOT
+from lsnmt.io import DataError, atomic_dir, write_json
+from lsnmt.train import checkpoint as ckpt
+from lsnmt.train.curve import COLUMNS
+from lsnmt.xelm.config import LMConfig
+
+log = logging.getLogger(__name__)
+
+SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")
+"""fairseq's ids 0, 1, 2, 3 (XGLM's ``bos``, ``pad``, ``eos``, ``unk``)."""
+SPM_FILE = "sentencepiece.bpe.model"
+PREFIX = "xglm:"
+"""``meta.json``'s ``tokenizer`` of LM data tokenised by XGLM's tokenizer: ``xglm:<xelm.pretrained>``."""
+
+
+def source(name: str) -> str:
+    """``xelm.pretrained`` as transformers reads it: a local directory (relative to the repository) or a hub id."""
+    local = Path(name) if Path(name).is_absolute() else ROOT / name
+    return str(local) if local.is_dir() else name
+
+
+def unavailable(name: str, exc: BaseException) -> DataError:
+    return DataError(
+        f"XGLM weights / tokenizer {name!r} cannot be loaded ({type(exc).__name__}: {str(exc).splitlines()[0][:160]}); "
+        f"on a machine with internet run `hf download facebook/xglm-1.7B --local-dir models/xglm-1.7B` (about "
+        "3.5 GB), copy that folder here and set xelm.pretrained: models/xglm-1.7B in params.yaml, or set "
+        "xelm.init: scratch to train a seed instead (perplexities then compared with the paper only relatively)")
+
+
+class Tokenizer:
+    """XGLM's tokenizer with the sentencepiece calls ``lm_data``, ``lm_eval`` and ``lm_icl`` make."""
+
+    def __init__(self, tok: Any) -> None:  # noqa: ANN401 (a transformers tokenizer)
+        self.tok = tok
+        ids = [tok.convert_tokens_to_ids(s) for s in SPECIALS]
+        if ids != [0, 1, 2, 3]:
+            raise DataError(f"tokenizer {getattr(tok, 'name_or_path', '?')!r}: ids of {list(SPECIALS)} are {ids}, "
+                            "not XGLM's fairseq layout 0-3")
+
+    def encode(self, text: str | list[str]) -> list[int] | list[list[int]]:
+        """Ids without special tokens (the LM stream adds ``</s>`` before each document itself)."""
+        if isinstance(text, str):
+            return self.tok(text, add_special_tokens=False)["input_ids"]
+        return self.tok(list(text), add_special_tokens=False)["input_ids"] if text else []
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tok.decode(ids, clean_up_tokenization_spaces=False)
+
+    def get_piece_size(self) -> int:
+        return len(self.tok)
+
+    def bos_id(self) -> int:
+        return 0
+
+    def pad_id(self) -> int:
+        return 1
+
+    def eos_id(self) -> int:
+        return 2
+
+    def unk_id(self) -> int:
+        return 3
+
+
+def tokenizer_from_spm(model_file: Path) -> Any:  # noqa: ANN401
+    """XGLM's tokenizer built from its sentencepiece model: fairseq's 4 specials, the pieces after the model's own
+    3 control symbols, the 7 made-up words (transformers' ``XGLMConverter`` vocabulary)."""
+    from tokenizers.models import Unigram
+    from transformers import XGLMTokenizer
+    from transformers.convert_slow_tokenizer import SentencePieceExtractor
+
+    kw = SentencePieceExtractor(str(model_file)).extract(Unigram)
+    vocab = [(s, 0.0) for s in SPECIALS] + [tuple(p) for p in kw["vocab"][3:]]
+    return XGLMTokenizer(vocab=vocab, _spm_precompiled_charsmap=kw.get("_spm_precompiled_charsmap"))
+
+
+def _spm_file(name: str) -> Path | None:
+    local = Path(source(name))
+    if local.is_dir():
+        return local / SPM_FILE if (local / SPM_FILE).is_file() else None
+    from huggingface_hub import hf_hub_download
+
+    return Path(hf_hub_download(name, SPM_FILE))
+
+
+def load_tokenizer(name: str) -> Tokenizer:
+    """XGLM's tokenizer from ``name`` (hub id or directory), checked to follow fairseq's id layout."""
+    from transformers import AutoTokenizer
+
+    try:
+        tok = AutoTokenizer.from_pretrained(source(name))
+        if [tok.convert_tokens_to_ids(s) for s in SPECIALS] != [0, 1, 2, 3]:
+            spm_file = _spm_file(name)
+            if spm_file is not None:
+                log.info("%s: tokenizer rebuilt from %s in XGLM's fairseq id layout", name, spm_file)
+                tok = tokenizer_from_spm(spm_file)
+    except (OSError, ValueError, ImportError) as exc:
+        raise unavailable(name, exc) from None
+    return Tokenizer(tok)
+
+
+def _check_config(hf: Any, lm: LMConfig, vocab_size: int, name: str) -> None:  # noqa: ANN401
+    """``xelm.lm`` must describe the checkpoint; one line naming the first key that differs."""
+    pairs = (("embed_dim", lm.embed_dim, hf.d_model), ("ffn_dim", lm.ffn_dim, hf.ffn_dim),
+             ("heads", lm.heads, hf.attention_heads), ("layers", lm.layers, hf.num_layers),
+             ("activation", lm.activation, hf.activation_function), ("normalize_before", lm.normalize_before, True),
+             ("vocabulary (meta.json)", vocab_size, hf.vocab_size))
+    for key, ours, theirs in pairs:
+        if ours != theirs:
+            raise DataError(f"xelm.lm.{key} is {ours!r} but {name} has {theirs!r}: set params.yaml to the checkpoint")
+    if not hf.scale_embedding or lm.block_size > hf.max_position_embeddings:
+        raise DataError(f"{name}: scale_embedding {hf.scale_embedding}, max_position_embeddings "
+                        f"{hf.max_position_embeddings} (xelm.lm.block_size {lm.block_size}) do not fit models/lm.py")
+
+
+def state_dict(hf_state: dict[str, torch.Tensor], layers: int) -> dict[str, torch.Tensor]:
+    """transformers' ``XGLMForCausalLM`` parameters under :func:`models.lm.build_lm`'s names."""
+    out = {"embed.tokens.weight": hf_state["model.embed_tokens.weight"],
+           "output_projection.weight": hf_state["model.embed_tokens.weight"],
+           "final_norm.weight": hf_state["model.layer_norm.weight"],
+           "final_norm.bias": hf_state["model.layer_norm.bias"]}
+    names = {"self_attn.q_proj": "self_attn.q_proj", "self_attn.k_proj": "self_attn.k_proj",
+             "self_attn.v_proj": "self_attn.v_proj", "self_attn.out_proj": "self_attn.out_proj",
+             "self_attn_layer_norm": "self_attn_block.norm", "fc1": "ffn.fc1", "fc2": "ffn.fc2",
+             "final_layer_norm": "ffn_block.norm"}
+    for i in range(layers):
+        for theirs, ours in names.items():
+            for p in ("weight", "bias"):
+                out[f"layers.{i}.{ours}.{p}"] = hf_state[f"model.layers.{i}.{theirs}.{p}"]
+    return out
+
+
+def load_weights(name: str, lm: LMConfig, vocab_size: int) -> dict[str, torch.Tensor]:
+    """XGLM's weights (float32) as a state dict of the project's LM, after checking ``lm`` against its config."""
+    from transformers import XGLMForCausalLM
+
+    try:
+        hf = XGLMForCausalLM.from_pretrained(source(name), dtype=torch.float32)
+    except (OSError, ValueError) as exc:
+        raise unavailable(name, exc) from None
+    _check_config(hf.config, lm, vocab_size, name)
+    return state_dict({k: v.detach().clone() for k, v in hf.state_dict().items()}, lm.layers)
+
+
+def write_seed(name: str, lm: LMConfig, meta: dict, out: Path) -> dict:
+    """``out/model.pt`` (as a trained seed's: ``model``, ``config``, ``step`` 0), ``curve.tsv``, ``data.json``."""
+    from models.lm import build_lm
+
+    if meta.get("tokenizer") != PREFIX + name:
+        raise DataError(f"the LM data were tokenised with {meta.get('tokenizer')!r}, not {PREFIX + name!r}: run "
+                        "the lm_data stage again")
+    model = build_lm(lm, vocab_size=meta["vocab_size"], padding_idx=meta["pad"])
+    model.load_state_dict(load_weights(name, lm, meta["vocab_size"]))
+    config = {"job": "seed", "lm": asdict(lm), "init": PREFIX + name, "vocab_size": meta["vocab_size"],
+              "pad": meta["pad"], "eos": meta["eos"]}
+    info = {"job": "seed", "updates": 0, "tokens_seen": 0, "init": PREFIX + name,
+            "note": "XGLM's released weights (x-elm Sec. 3.1), not trained here"}
+    with atomic_dir(out) as tmp:
+        ckpt.save(tmp / "model.pt", {"model": model.state_dict(), "config": config, "step": 0})
+        (tmp / "curve.tsv").write_text("\t".join(COLUMNS) + "\n", encoding="utf-8")  # no update: the header
+        write_json(tmp / "data.json", info)
+    log.info("seed: %s's weights written to %s", name, out)
+    return info
