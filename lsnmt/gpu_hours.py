@@ -2,7 +2,8 @@
 
     python -m lsnmt.gpu_hours [--tflops 30]      # prints the Markdown table
 
-Each method of an experiment (:meth:`lsnmt.config.Params.methods_of`) trains with
+Each method of an experiment (:meth:`lsnmt.config.Params.methods_of`) trains once (FD and LMS+FD too: their
+Share and LS systems are one model decoded through two routes, ``lsnmt/methods.py``) with
 
     FLOPs = 6 * A * B * S * c
 

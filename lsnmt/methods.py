@@ -11,6 +11,14 @@ method with ``architecture: <search>`` (LSL-NAS) trains the layout that the
 ``search`` stage selected. :func:`bind` fills it in, from the search's
 ``architecture.json`` when training and from the trained model's own record
 (``model.pt``) afterwards, so translating never reads the search again.
+
+One model, two routes: FD and LMS+FD (kinds ``fd``, ``lms_fd``) train both routes at once (LMS-FD Sec. 3-4)
+and are read through both, Share and LS, as the paper reports them (Sec. 3.2, 5): train@<method> runs once,
+translate@<method> decodes every route of :func:`routes`, and evaluate scores each (method, route) as one
+*system* (:func:`systems`): ``<method>`` through the configured ``route`` (the primary), ``<method>_<route>``
+through the other (``fd`` / ``fd_ls``, ``lms_fd_d16`` / ``lms_fd_d16_ls``). The other route's hypotheses lie in
+a subfolder of the method's translate folder, ``translate/<method>/<route>/`` (:meth:`System.hyp_dir`), so both
+front ends keep one train and one translate job per method and declare nothing new.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +40,30 @@ if TYPE_CHECKING:
 NAIVE = "naive"
 TASK_KINDS = ("lms", "lms_fd")
 """Kinds a task method may have (``task_method_cfg``): LMS and LMS+FD inserted into XLM-R (``models/xlmr.py``)."""
+TWO_ROUTE_KINDS = ("fd", "lms_fd")
+"""Kinds trained once and decoded through both routes, Share and LS (LMS-FD Sec. 3.2, 5)."""
+ROUTES = ("share", "ls")
+
+
+@dataclass(frozen=True, kw_only=True)
+class System:
+    """One evaluated system: a trained method read through one inference route."""
+
+    name: str
+    """What evaluate and the report call it: ``<method>`` (primary route) or ``<method>_<route>``."""
+    method: str
+    """The trained method (``train@<method>``, ``translate@<method>``)."""
+    route: str | None = None
+    """``None``: the method's configured route (the primary); else the route decoded instead."""
+
+    @property
+    def subdir(self) -> str:
+        """Where in the method's translate folder its hypotheses lie: ``""`` (primary) or ``<route>``."""
+        return self.route or ""
+
+    def hyp_dir(self, results_dir: Path) -> Path:
+        """``{results_dir}/translate/<method>``, or its subfolder ``<route>`` for another route."""
+        return results_dir / "translate" / self.method / self.subdir
 
 
 def typed_entry(entry: Any, path: str) -> tuple[str, Any]:
@@ -74,6 +107,36 @@ def _task_entry(entry: Any, path: str) -> tuple[str, Any]:
         raise ConfigError(f"{path}.kind: {kind!r} is not available for the XLM-R tasks "
                           f"(kinds: {', '.join(TASK_KINDS)})")
     return kind, cfg
+
+
+def routes(kind: str | None, cfg: Any) -> tuple[str, ...]:
+    """The routes a trained model is decoded through, configured first: FD and LMS+FD ``(route, other)``;
+    ``()`` for a method with one way through (its system is the method itself)."""
+    if kind not in TWO_ROUTE_KINDS:
+        return ()
+    return (cfg.route, *(r for r in ROUTES if r != cfg.route))
+
+
+def with_route(kind: str | None, cfg: Any, route: str | None) -> Any:
+    """``cfg`` decoding through ``route`` (``None``: as configured); the weights are the same (Sec. 3-4)."""
+    if route is None:
+        return cfg
+    if kind not in TWO_ROUTE_KINDS:
+        raise ValueError(f"a {kind or 'naive'} model has no route {route!r}")
+    return dataclasses.replace(cfg, route=route)
+
+
+def systems(exp: Experiment, name: str) -> tuple[System, ...]:
+    """The systems of trained method ``name``: the method through its configured route, then
+    ``<name>_<route>`` through each other route (module docstring)."""
+    others = routes(*resolve(exp, name))[1:]
+    return (System(name=name, method=name), *(System(name=f"{name}_{r}", method=name, route=r) for r in others))
+
+
+def resolve_system(exp: Experiment, system: System) -> tuple[str | None, Any]:
+    """``(kind, typed config)`` that decodes ``system``: its method's, through its route."""
+    kind, cfg = resolve(exp, system.method)
+    return kind, with_route(kind, cfg, system.route)
 
 
 def criterion(kind: str | None) -> Criterion | None:
@@ -148,6 +211,7 @@ def check(params: Params) -> None:
             if search is not None and search not in known:
                 raise ConfigError(f"{path}.architecture: {search!r} is not a search of experiments.{exp_name}.search "
                                   f"(known: {', '.join(known) or 'none'})")
+            _check_route_names(exp, exp_name, name, kind, cfg)
         for name, entry in exp.task_method_cfg.items():
             path = f"experiments.{exp_name}.task_method_cfg.{name}"
             if name == NAIVE:
@@ -165,6 +229,15 @@ def _check_shape(shape: Any, cfg: Any, exp: Experiment, path: str) -> None:
         shape(cfg, exp.model)
     except FieldError as exc:
         raise ConfigError(f"{path}: {exc.message} (in the model it trains)") from None
+
+
+def _check_route_names(exp: Experiment, exp_name: str, name: str, kind: str, cfg: Any) -> None:
+    """The system of another route of ``name`` (``<name>_<route>``) is no method of its own."""
+    for route in routes(kind, cfg)[1:]:
+        other = f"{name}_{route}"
+        if other in exp.method_cfg:
+            raise ConfigError(f"experiments.{exp_name}.method_cfg.{other}: is the {route} route of {name!r}, which "
+                              f"is trained once and decoded through both routes: remove {other!r}")
 
 
 def _check_lists(params: Params, exp_name: str) -> None:

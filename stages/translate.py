@@ -1,4 +1,5 @@
-"""Stage ``translate``: beam search over every test direction (lsnmt.decode.translate).
+"""Stage ``translate``: beam search over every test direction (lsnmt.decode.translate), through every inference
+route of the method (FD, LMS+FD: the other route into ``results/{exp}/translate/{method}/{route}``).
 
     python -m stages.translate --experiment default --method naive --log logs/default/translate/naive.log
 """
@@ -7,13 +8,13 @@ from pathlib import Path
 
 from lsnmt.cli import run_method
 from lsnmt.data import layout
-from lsnmt.decode.translate import translate
+from lsnmt.decode.translate import translate_method
 
 
 def _translate(exp, method: str) -> None:  # noqa: ANN001
     results = Path("results") / exp.name
-    translate(exp, method, results / "train" / method / "model.pt", layout.spm_dir(exp.name),
-              layout.bin_dir(exp.name), results / "translate" / method)
+    translate_method(exp, method, results / "train" / method / "model.pt", layout.spm_dir(exp.name),
+                     layout.bin_dir(exp.name), results / "translate" / method)
 
 
 def main(argv: list[str] | None = None) -> None:

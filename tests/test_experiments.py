@@ -66,6 +66,24 @@ def test_every_experiment_is_planned(repo: Path, name: str) -> None:
             assert f"wildcards: exp={name}, method=" in block
 
 
+@pytest.mark.parametrize("name", ["iwslt14", "opus100"])
+def test_fd_family_is_trained_once_per_setting(repo: Path, name: str) -> None:
+    """LMS-FD Tables 1-3: FD-LS and LMS+FD-LS are the LS routes of the FD / LMS+FD models (lsnmt.methods.systems),
+    not trainings of their own: one train and one translate job per method; evaluate scores both routes."""
+    from lsnmt.methods import systems
+
+    out = dry_run(repo, f"experiment={name}")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    jobs = {rule: sorted(re.findall(rf"^rule {rule}:\n(?:\s+.*\n)*?\s+wildcards: exp={name}, method=(\w+)",
+                                    out.stdout, re.M)) for rule in ("train", "translate")}
+    methods = PARAMS.methods_of(name)
+    assert jobs["train"] == jobs["translate"] == sorted(methods)
+    exp = PARAMS.get(name)
+    two_route = {m: [s.name for s in systems(exp, m)] for m in methods if len(systems(exp, m)) == 2}
+    want = {"fd": ["fd", "fd_ls"]} if name == "iwslt14" else {"lms_fd_d16": ["lms_fd_d16", "lms_fd_d16_ls"]}
+    assert want.items() <= two_route.items() and two_route["lms_fd"] == ["lms_fd", "lms_fd_ls"]
+
+
 def test_a_paper_is_one_command(repo: Path) -> None:
     out = dry_run(repo, "paper=lmsfd")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]

@@ -33,12 +33,12 @@ def _error(tmp_path: Path, mutate) -> str:  # noqa: ANN001
 def test_every_default_method_can_be_listed(tmp_path: Path) -> None:
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
     names = list(raw["experiments"]["default"]["method_cfg"])
-    assert {"lms", "lms_langwise", "fd", "fd_ls", "lms_fd", "lms_fd_ls", "switch", "clsr", "clsr_star"} <= set(names)
+    assert {"lms", "lms_langwise", "fd", "lms_fd", "switch", "clsr", "clsr_star"} <= set(names)
     params = _load(tmp_path, lambda r: r.__setitem__("methods", ["naive", *names]))
     exp = params.get()
     kinds = {name: methods.resolve(exp, name)[0] for name in params.methods}
     assert kinds["naive"] is None and set(kinds.values()) - {None} == set(LS_KINDS)
-    assert methods.resolve(exp, "lms_fd_ls")[1] == LMSFDConfig(rank=8, route="ls")
+    assert methods.resolve(exp, "lms_fd")[1] == LMSFDConfig(rank=8, route="share")
     assert methods.criterion("fd") is not None and methods.criterion("lms") is None
 
 
@@ -122,7 +122,22 @@ def test_an_experiment_without_its_own_list_must_fit_the_top_level_one(tmp_path:
     """Any experiment runs by name (snakemake --config experiment=X): one that inherits the top-level list must
     define what it names."""
     msg = _error(tmp_path, lambda r: r["experiments"]["iwslt14"].pop("methods"))
-    assert "methods[10]: 'sclm' is neither naive nor a key of experiments.iwslt14.method_cfg" in msg
+    assert "methods[8]: 'sclm' is neither naive nor a key of experiments.iwslt14.method_cfg" in msg
     assert "experiments.iwslt14 has no own `methods` and inherits the top-level list" in msg
     msg = _error(tmp_path, lambda r: r["experiments"]["iwslt14"].pop("tasks"))
     assert "tasks[0]: 'wikiann' is not a key of experiments.iwslt14.task_cfg (known: none)" in msg
+
+
+def test_a_two_route_method_is_two_systems_and_owns_its_other_route_name(tmp_path: Path) -> None:
+    """FD / LMS+FD: one training, decoded through its configured route (``<name>``) and the other
+    (``<name>_<route>``); a method_cfg entry of that name would be a second training of the same model."""
+    exp = Params.load(ROOT / "params.yaml").get("opus100")
+    assert [(s.name, s.route) for s in methods.systems(exp, "lms_fd_d16")] == [("lms_fd_d16", None),
+                                                                              ("lms_fd_d16_ls", "ls")]
+    assert [s.name for s in methods.systems(exp, "lms_d16")] == ["lms_d16"]
+    ls = methods.systems(exp, "lms_fd_d16")[1]
+    assert methods.resolve_system(exp, ls) == ("lms_fd", LMSFDConfig(rank=16, route="ls"))
+    assert ls.hyp_dir(Path("results/opus100")) == Path("results/opus100/translate/lms_fd_d16/ls")
+    msg = _error(tmp_path, lambda r: r["experiments"]["iwslt14"]["method_cfg"].__setitem__(
+        "fd_ls", {"kind": "fd", "route": "ls"}))
+    assert "experiments.iwslt14.method_cfg.fd_ls: is the ls route of 'fd', which is trained once" in msg

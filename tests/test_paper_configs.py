@@ -47,26 +47,29 @@ def test_params_yaml_experiment_reproduces_paper_count(key: tuple[str, str, str]
                                                                                          row.paper_inference_params)
 
 
-# LMS-FD rows (lsnmt/rows_lmsfd.py, method name there) -> method name in params.yaml's method_cfg
+# LMS-FD rows (lsnmt/rows_lmsfd.py, method name there) -> system of params.yaml's methods (lsnmt.methods.systems:
+# a method, or a two-route method read through its other route, e.g. fd_ls)
 LMSFD_LINKS = {
     "iwslt14": {"lms": "lms", "lms-langwise": "lms_langwise", "fd": "fd", "fd-ls": "fd_ls", "lms+fd-share": "lms_fd",
                 "lms+fd-ls": "lms_fd_ls", "switch": "switch", "clsr": "clsr", "clsr*": "clsr_star"},
     "opus100": {"lms-d64": "lms", "lms-langwise-d64": "lms_langwise", "lms+fd-share-d64": "lms_fd",
                 "lms+fd-ls-d64": "lms_fd_ls", "lms-d16": "lms_d16", "lms+fd-share-d16": "lms_fd_d16",
-                "lms+fd-ls-d16": "lms_fd_ls_d16", "lms-d4": "lms_d4", "switch": "switch", "clsr": "clsr"},
+                "lms+fd-ls-d16": "lms_fd_d16_ls", "lms-d4": "lms_d4", "switch": "switch", "clsr": "clsr"},
 }
 
 
 @pytest.mark.parametrize(("experiment", "row_method"), [(e, m) for e, ms in LMSFD_LINKS.items() for m in ms])
 def test_params_yaml_methods_are_the_counted_configurations(experiment: str, row_method: str) -> None:
-    """The LMS-FD rows' counts (held by tests/models/test_accounting.py) are those of params.yaml's methods."""
-    from lsnmt.methods import resolve
+    """The LMS-FD rows' counts (held by tests/models/test_accounting.py) are those of params.yaml's systems: the
+    Share and LS rows of FD / LMS+FD are one trained method, decoded through the row's route."""
+    from lsnmt.methods import resolve_system, systems
     from lsnmt.rows_lmsfd import LMSFD_ROWS
     from models.presets import resolve_dims
 
     row = next(r for r in LMSFD_ROWS if (r.experiment, r.method) == (experiment, row_method))
     exp = PARAMS.get(experiment)
-    kind, cfg = resolve(exp, LMSFD_LINKS[experiment][row_method])
+    by_name = {s.name: s for m in PARAMS.methods_of(experiment) for s in systems(exp, m)}
+    kind, cfg = resolve_system(exp, by_name[LMSFD_LINKS[experiment][row_method]])
     assert (kind, cfg) == (row.kind, row.cfg)
     assert resolve_dims(exp.model) == resolve_dims(row.model)
     assert (exp.spm.vocab_size, len(exp.data.languages)) == (row.vocab_size, row.num_languages)

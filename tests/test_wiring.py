@@ -61,3 +61,26 @@ def test_sections_tracked_by_dvc_exist_in_every_experiment() -> None:
     for name, exp in params["experiments"].items():
         missing = tracked - set(exp)
         assert not missing, f"experiments.{name} lacks sections {missing} that dvc.yaml tracks (write them, even {{}})"
+
+
+def test_fd_family_trains_once_and_both_routes_reach_evaluate(both) -> None:  # noqa: ANN001
+    """LMS-FD Sec. 3.2, 5: FD and LMS+FD get one train and one translate job in both front ends; the LS route's
+    hypotheses lie inside that translate output (``lsnmt.methods.System.hyp_dir``), which evaluate reads."""
+    from lsnmt.config import Params
+    from lsnmt.methods import systems
+
+    root = Path(__file__).resolve().parent.parent
+    params = Params.load(root / "params.yaml")
+    exp = params.get()
+    scored = [s for m in params.methods for s in systems(exp, m)]
+    assert {"fd", "fd_ls", "lms_fd", "lms_fd_ls"} <= {s.name for s in scored}
+    for front in both:
+        trained = sorted(o.split("/")[3] for s in front.values() if s.name == "train" for o in s.outs
+                         if o.endswith("model.pt"))
+        assert trained == sorted(params.methods) and "fd_ls" not in trained and "lms_fd_ls" not in trained
+        translated = {o for s in front.values() if s.name == "translate" for o in s.outs}
+        (evaluate,) = (s for s in front.values() if s.name == "evaluate")
+        for system in scored:
+            hyp = system.hyp_dir(Path("results") / exp.name).as_posix()
+            assert any(hyp == o or hyp.startswith(o + "/") for o in translated), system
+            assert any(hyp == d or hyp.startswith(d.rstrip("/") + "/") for d in evaluate.deps), system

@@ -7,6 +7,9 @@ Hypotheses are decoded with ``decode.beam``, ``decode.lenpen`` and a maximum
 length of ``max_len_a * |x| + max_len_b``, detokenised with the experiment's
 sentencepiece model, and written in the test set's order, one file per
 direction: ``{out}/{src}-{tgt}.hyp``.
+
+A method with two routes (FD, LMS+FD; ``lsnmt.methods.systems``) is decoded through each from the same
+``model.pt``: its configured route into ``{out}``, the other into ``{out}/{route}`` (:func:`translate_method`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from tqdm import tqdm
 from lsnmt.config import Experiment
 from lsnmt.decode.beam import beam_search
 from lsnmt.io import DataError, atomic_dir
-from lsnmt.methods import bind, resolve
+from lsnmt.methods import bind, resolve, systems, with_route
 from lsnmt.train.corpus import Direction, Vocab, load_split
 from models.build import build_transformer
 from models.lang import LangContext
@@ -31,13 +34,15 @@ from models.lang import LangContext
 log = logging.getLogger(__name__)
 
 
-def load_model(exp: Experiment, method: str, model_path: Path, vocab: Vocab) -> torch.nn.Module:
+def load_model(exp: Experiment, method: str, model_path: Path, vocab: Vocab,
+               route: str | None = None) -> torch.nn.Module:
     """The trained model of ``model.pt`` (weights chosen by ``train.final_checkpoint`` at the end of training).
 
-    The method's config comes from params.yaml (it fixes e.g. FD's inference route); a layout that a search
-    selected (LSL-NAS) comes from the model's own record, so the search output is not read again. The file holds
-    tensors and plain types only and is read with ``weights_only=True``: a pickle that would run code (a model
-    shared through a DVC remote or a cluster file system) is refused with a :class:`~lsnmt.io.DataError`.
+    The method's config comes from params.yaml (it fixes e.g. FD's inference route; ``route`` reads the same
+    weights through another one); a layout that a search selected (LSL-NAS) comes from the model's own record,
+    so the search output is not read again. The file holds tensors and plain types only and is read with
+    ``weights_only=True``: a pickle that would run code (a model shared through a DVC remote or a cluster file
+    system) is refused with a :class:`~lsnmt.io.DataError`.
     """
     try:
         state = torch.load(model_path, map_location="cpu", weights_only=True)
@@ -46,7 +51,7 @@ def load_model(exp: Experiment, method: str, model_path: Path, vocab: Vocab) -> 
         reason = next((x for x in lines if "GLOBAL" in x or "nsupported" in x), lines[-1] if lines else "")
         raise DataError(f"{model_path}: not a plain checkpoint of tensors, refused ({reason})") from None
     kind, cfg = resolve(exp, method)  # the method's config fixes its inference route (e.g. FD: shared)
-    cfg = bind(exp, method, kind, cfg, stored=state.get("config", {}).get("method"))
+    cfg = with_route(kind, bind(exp, method, kind, cfg, stored=state.get("config", {}).get("method")), route)
     model = build_transformer(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
                               padding_idx=vocab.pad, method=kind, method_cfg=cfg)
     model.load_state_dict(state["model"])
@@ -86,11 +91,24 @@ def translate_direction(model: torch.nn.Module, direction: Direction, exp: Exper
     return hyps  # type: ignore[return-value]
 
 
-def translate(exp: Experiment, method: str, model_path: Path, spm_dir: Path, bin_dir: Path, out: Path) -> dict:
-    """Write ``{out}/{src}-{tgt}.hyp`` for every evaluation direction, atomically; return line counts."""
+def translate_method(exp: Experiment, method: str, model_path: Path, spm_dir: Path, bin_dir: Path,
+                     out: Path) -> dict[str, dict]:
+    """:func:`translate` through every route of ``method``: the configured one into ``out``, then each other
+    route into ``out/<route>``; return line counts per system (``lsnmt.methods.systems``)."""
+    counts = {}
+    for system in systems(exp, method):
+        counts[system.name] = translate(exp, method, model_path, spm_dir, bin_dir, out / system.subdir,
+                                        route=system.route)
+    return counts
+
+
+def translate(exp: Experiment, method: str, model_path: Path, spm_dir: Path, bin_dir: Path, out: Path,
+              route: str | None = None) -> dict:
+    """Write ``{out}/{src}-{tgt}.hyp`` for every evaluation direction, atomically, decoding through ``route``
+    (``None``: the method's configured route); return line counts."""
     vocab = Vocab.load(bin_dir)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    model = load_model(exp, method, model_path, vocab).to(device)
+    model = load_model(exp, method, model_path, vocab, route).to(device)
     sp = spm.SentencePieceProcessor(model_file=str(spm_dir / "spm.model"))
     counts = {}
     with atomic_dir(out) as tmp:

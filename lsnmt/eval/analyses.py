@@ -1,8 +1,9 @@
 """The model-based parts of the evaluation: similarity search, t-SNE figures, parameter counts and, for
 every CLM method (kind ``clm``), the feature-proportion analysis (``lsnmt/eval/atp.py``).
 
-Each method's trained model is read from ``{results_dir}/train/{method}/model.pt``
-(:func:`lsnmt.decode.translate.load_model`) and put on the GPU when there is one.
+Each system's trained model is read from ``{results_dir}/train/{method}/model.pt``
+(:func:`lsnmt.decode.translate.load_model`, through the system's route: ``lsnmt.methods.System``) and put on
+the GPU when there is one.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from lsnmt.eval.cost import parameter_counts
 from lsnmt.eval.similarity import multiway_embeddings, similarity_search
 from lsnmt.eval.tsne import plot_tsne
 from lsnmt.io import DataError
+from lsnmt.methods import System
 from lsnmt.train.corpus import Vocab, load_split
 
 log = logging.getLogger(__name__)
@@ -30,13 +32,13 @@ def model_path(results_dir: Path, method: str) -> Path:
     return results_dir / "train" / method / "model.pt"
 
 
-def load(exp: Experiment, method: str, results_dir: Path, vocab: Vocab) -> torch.nn.Module:
-    """The trained model of ``method`` in eval mode, on the GPU if there is one."""
-    path = model_path(results_dir, method)
+def load(exp: Experiment, system: System, results_dir: Path, vocab: Vocab) -> torch.nn.Module:
+    """The trained model of ``system`` (its method's, through its route) in eval mode, on the GPU if there is one."""
+    path = model_path(results_dir, system.method)
     if not path.is_file():
         raise DataError(f"{path}: trained model not found (run the train stage first)")
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return load_model(exp, method, path, vocab).to(device).eval()
+    return load_model(exp, system.method, path, vocab, route=system.route).to(device).eval()
 
 
 def needs_models(exp: Experiment) -> bool:
@@ -61,29 +63,30 @@ def method_analyses(exp: Experiment, model: torch.nn.Module, method: str, prepar
     return result
 
 
-def analyses(exp: Experiment, methods: Sequence[str], results_dir: Path, prepared_dir: Path, spm_dir: Path,
+def analyses(exp: Experiment, systems: Sequence[System], results_dir: Path, prepared_dir: Path, spm_dir: Path,
              bin_dir: Path, groups: Mapping[str, str], out_dir: Path) -> dict[str, Any]:
-    """``{"similarity": {method: {corpus: …}}, "figures": [...], "cost": {method: …}, "atp": {clm method: …}}``.
+    """``{"similarity": {system: {corpus: …}}, "figures": [...], "cost": {system: …}, "atp": {clm system: …}}``.
 
-    Parameter counts are given for every method whose model exists; similarity and t-SNE, when
+    Parameter counts are given for every system whose model exists; similarity and t-SNE, when
     configured, require every model.
     """
     vocab = Vocab.load(bin_dir)
     pairs = [(vocab.lang_id(s), vocab.lang_id(t)) for s, t in exp.data.eval_pairs]
     out: dict[str, Any] = {"similarity": {}, "figures": [], "cost": {}, "atp": {}}
     en_xx = tuple(p for p in exp.data.eval_pairs if p[0] == exp.data.pivot and p in exp.data.train_pairs)
-    for method in methods:
-        if not model_path(results_dir, method).is_file() and not needs_models(exp):
-            out["cost"][method] = {"note": f"{model_path(results_dir, method)} not found: no parameter counts"}
+    for system in systems:
+        method = system.name
+        if not model_path(results_dir, system.method).is_file() and not needs_models(exp):
+            out["cost"][method] = {"note": f"{model_path(results_dir, system.method)} not found: no parameter counts"}
             log.warning("evaluate: %s", out["cost"][method]["note"])
             continue
-        model = load(exp, method, results_dir, vocab)
+        model = load(exp, system, results_dir, vocab)
         out["cost"][method] = parameter_counts(model, pairs)
         part = method_analyses(exp, model, method, prepared_dir, spm_dir, vocab, groups, out_dir)
         if part["similarity"]:
             out["similarity"][method] = part["similarity"]
         out["figures"] += part["figures"]
-        if exp.method_cfg.get(method, {}).get("kind") == "clm" and en_xx:  # CLM Sec. 5.1: ATP, top-5 similar
+        if exp.method_cfg.get(system.method, {}).get("kind") == "clm" and en_xx:  # CLM Sec. 5.1: ATP, top-5
             out["atp"][method] = atp_analysis(model, load_split(bin_dir, "test", en_xx, vocab), vocab,
                                               exp.data.pivot, exp.decode.max_sentences)
     return out

@@ -1,8 +1,13 @@
-"""The evaluate step: every configured metric per (method, direction), then the experiment's summary.
+"""The evaluate step: every configured metric per (system, direction), then the experiment's summary.
+
+A system is a trained method read through one inference route (``lsnmt.methods.systems``): every method is
+one system, except FD and LMS+FD, trained once and scored through both routes, ``<method>`` (the configured
+route) and ``<method>_<route>`` (the other; LMS-FD Sec. 3.2, 5).
 
 Reads (``results_dir`` is ``results/{exp}``)::
 
-    {results_dir}/translate/{method}/{src}-{tgt}.hyp   detokenised hypotheses (first decode.max_sentences lines)
+    {results_dir}/translate/{method}/{src}-{tgt}.hyp   detokenised hypotheses (first decode.max_sentences lines);
+    {results_dir}/translate/{method}/{route}/…         those of another route
     {results_dir}/train/{method}/model.pt              similarity search, t-SNE, parameter counts
     {prepared_dir}/test/{src}-{tgt}.{src,tgt}          tagged sources (COMET only), references
     {prepared_dir}/multiway/{corpus}.{lang}            similarity search and t-SNE sets
@@ -11,10 +16,10 @@ Reads (``results_dir`` is ``results/{exp}``)::
 
 Writes ``out_dir`` as a whole (built under a temporary name, then swapped in)::
 
-    {method}/{src}-{tgt}.json    scores with sacreBLEU signatures, off-target rate, sentences scored
+    {system}/{src}-{tgt}.json    scores with sacreBLEU signatures, off-target rate, sentences scored
     summary.json                 averages, groups, win ratio, significance, off-target, similarity, cost
     summary.md                   the same as Markdown tables
-    figures/tsne-{method}-{corpus}.png
+    figures/tsne-{system}-{corpus}.png
 
 Off-target rates are computed for every direction. The summary pools them over the
 zero-shot directions (evaluated but not trained, CLM Table 6). When the experiment
@@ -40,6 +45,7 @@ from lsnmt.eval.scores import SACREBLEU_METRICS, build_metric, read_pair, requir
 from lsnmt.eval.significance import count_outcomes, paired_bootstrap
 from lsnmt.eval.table import markdown
 from lsnmt.io import atomic_dir, atomic_write, iter_lines, write_json
+from lsnmt.methods import systems
 
 log = logging.getLogger(__name__)
 
@@ -147,9 +153,11 @@ def summarise(exp: Experiment, methods: Sequence[str], records: dict[str, dict[P
 
 def evaluate(exp: Experiment, methods: tuple[str, ...], results_dir: Path, prepared_dir: Path, spm_dir: Path,
              bin_dir: Path, out_dir: Path) -> dict:
-    """Score every method on every evaluation direction and write ``out_dir`` (layout above); return the summary."""
+    """Score every system of the trained ``methods`` on every evaluation direction and write ``out_dir`` (layout
+    above); return the summary, whose ``methods`` are the systems' names."""
     if not methods:
         raise ValueError("evaluate needs at least one method")
+    scored = [s for m in methods for s in systems(exp, m)]
     check_setup(exp)
     cfg = exp.evaluate
     lid = offtarget.load_lid(cfg.lid_model)
@@ -157,22 +165,24 @@ def evaluate(exp: Experiment, methods: tuple[str, ...], results_dir: Path, prepa
     hyps: dict[str, dict[Pair, list[str]]] = {}
     refs: dict[Pair, list[str]] = {}
     records: dict[str, dict[Pair, dict]] = {}
-    for method in methods:
+    for system in scored:
+        method = system.name
         hyps[method], records[method] = {}, {}
         for pair in exp.data.eval_pairs:
-            h, r = read_pair(results_dir / "translate" / method / f"{name(pair)}.hyp",
+            h, r = read_pair(system.hyp_dir(results_dir) / f"{name(pair)}.hyp",
                              prepared_dir / "test" / f"{name(pair)}.tgt", exp.decode.max_sentences)
             hyps[method][pair], refs[pair] = h, r
             records[method][pair] = {"method": method, **score_one(exp, pair, h, r, lid, prepared_dir, spm_dir)}
             log.info("evaluate %s %s: %s", method, name(pair), ", ".join(
                 f"{k} {v['score']:.2f}" for k, v in records[method][pair]["scores"].items()))
-    summary = summarise(exp, methods, records, groups)
-    summary["significance"] = significance(exp, methods, hyps, refs) if summary["baseline"] else {}
+    names = tuple(s.name for s in scored)
+    summary = summarise(exp, names, records, groups)
+    summary["significance"] = significance(exp, names, hyps, refs) if summary["baseline"] else {}
     with atomic_dir(out_dir) as tmp:
         for method, recs in records.items():
             for pair, rec in recs.items():
                 write_json(tmp / method / f"{name(pair)}.json", rec)
-        summary.update(analyses(exp, methods, results_dir, prepared_dir, spm_dir, bin_dir, groups[0], tmp))
+        summary.update(analyses(exp, scored, results_dir, prepared_dir, spm_dir, bin_dir, groups[0], tmp))
         write_json(tmp / "summary.json", summary)
         with atomic_write(tmp / "summary.md") as fh:
             fh.write(markdown(summary))

@@ -79,7 +79,8 @@ class LMSFDConfig(LMSConfig):
     """LMS+FD (Sec. 4): LMS plus one shared pair, trained with two passes and a symmetric KL (Eq. 4)."""
 
     route: Route = "share"
-    """Inference route: ``share`` (LMS+FD-Share, default) or ``ls`` (LMS+FD-LS)."""
+    """Inference route: ``share`` (LMS+FD-Share, default) or ``ls`` (LMS+FD-LS). The pipeline decodes the other
+    one as well, from the same weights (``lsnmt/methods.py``: systems ``lms_fd`` and ``lms_fd_ls``)."""
 
 
 class LMSLinear(Linear):

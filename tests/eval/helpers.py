@@ -38,6 +38,10 @@ def write(path: Path, lines: Iterable[str]) -> Path:
     return path
 
 
+METHOD_CFG = {"good": {"kind": "lms", "rank": 2}, "fd": {"kind": "fd"}}
+"""Method entries of the test systems: ``good`` has one route, ``fd`` two (``fd`` and ``fd_ls``)."""
+
+
 def experiment(data: dict | None = None, **evaluate: object) -> Experiment:
     raw = {
         "name": "tiny",
@@ -49,6 +53,7 @@ def experiment(data: dict | None = None, **evaluate: object) -> Experiment:
                   "dropout": 0.0},
         "decode": {"max_sentences": MAX_SENTENCES},
         "evaluate": {"bootstrap_samples": 200, **evaluate},
+        "method_cfg": METHOD_CFG,
     }
     return build(Experiment, raw, "")
 

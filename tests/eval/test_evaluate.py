@@ -11,7 +11,7 @@ import torch
 from lsnmt.decode import translate
 from lsnmt.eval import analyses
 from lsnmt.eval.evaluate import evaluate
-from tests.eval.helpers import MAX_SENTENCES, experiment, make_world
+from tests.eval.helpers import MAX_SENTENCES, experiment, make_world, write
 
 METHODS = ("naive", "good")
 
@@ -19,7 +19,7 @@ METHODS = ("naive", "good")
 @pytest.fixture(autouse=True)
 def any_method_loads_as_naive(monkeypatch: pytest.MonkeyPatch) -> None:
     """No language-specific method is registered yet: build every method's model as the naive one."""
-    def load(exp, method, path, vocab) -> torch.nn.Module:  # noqa: ANN001
+    def load(exp, method, path, vocab, route=None) -> torch.nn.Module:  # noqa: ANN001
         return translate.load_model(exp, "naive", path, vocab)
 
     monkeypatch.setattr(analyses, "load_model", load)
@@ -79,3 +79,18 @@ def test_zero_shot_directions_and_missing_baseline(tmp_path: Path) -> None:
     assert off["scope"] == "zero-shot" and off["directions"] == ["de-fr", "fr-de"] and not off["note"]
     assert summary["baseline"] is None and summary["significance"] == {} and "baseline_note" in summary
     assert summary["direction_sets"]["zero-shot"] == ["de-fr", "fr-de"]
+
+
+def test_a_two_route_method_is_two_systems(tmp_path: Path) -> None:
+    """FD is trained and translated once; its LS route's hypotheses (``translate/fd/ls``) are scored as ``fd_ls``."""
+    exp = experiment(similarity_sets=[], tsne_sets=[])
+    w = make_world(tmp_path / "world", exp, ("naive", "good", "fd"))
+    for s, t in exp.data.eval_pairs:  # the LS route: the references (good), the shared route: corrupted
+        write(w.results / "translate" / "fd" / "ls" / f"{s}-{t}.hyp",
+              (w.results / "translate" / "good" / f"{s}-{t}.hyp").read_text().splitlines())
+    summary = evaluate(exp, ("naive", "fd"), w.results, w.prepared, w.spm, w.bin, tmp_path / "out")
+    assert summary["methods"] == ["naive", "fd", "fd_ls"]
+    assert summary["scores"]["fd_ls"]["bleu"]["averages"]["all"] == pytest.approx(100.0)
+    assert summary["scores"]["fd"]["bleu"]["averages"]["all"] < 50
+    assert set(summary["significance"]) == set(summary["cost"]) - {"naive"} == {"fd", "fd_ls"}
+    assert (tmp_path / "out" / "fd_ls" / "en-de.json").is_file()

@@ -131,3 +131,21 @@ def test_data_statistics_come_from_our_prepared_data(tmp_path: Path, params: Par
     assert got[("En-It", "test")].ours == 1500  # either orientation of the pair
     assert got[("En-Nl", "train")].ours is None  # not in our data: not run
     assert built.status == "differs"  # 1500 test lines vs the printed 1566
+
+
+def test_lmsfd_share_and_ls_rows_are_the_two_routes_of_one_trained_model(params: Params) -> None:
+    """Tables 1-3 bind every row to a system of the experiment's methods (``lsnmt.methods.systems``); a Share row
+    reads FD / LMS+FD through the shared route, its LS row the same trained method through the LS route."""
+    from lsnmt.methods import resolve_system, systems
+    from lsnmt.report.specs.lmsfd import BINDINGS
+
+    for binding in BINDINGS.values():
+        exp = params.get(binding.experiment)
+        by_name = {s.name: s for m in params.methods_of(exp.name) for s in systems(exp, m)}
+        for label, bound in binding.rows.items():
+            system = by_name[bound if isinstance(bound, str) else bound.method]
+            if "FD" in label:
+                route = resolve_system(exp, system)[1].route
+                assert route == ("ls" if "LS" in label else "share"), (binding.table, label)
+                share = system.name.removesuffix("_ls")
+                assert system.method == share and by_name[share].route is None, (binding.table, label)

@@ -1,7 +1,9 @@
 """LMS-FD (Xu et al.) tables bound to our runs: IWSLT'14 (Tables 1-2), OPUS-100 (Table 3), OPUS-15 (Tables 6, 9).
 
 Scores are the experiment's primary metric (spBLEU with the FLORES-200 tokenizer at paper scale, Sec. 3.2);
-rows other than the naive model print gains over it (Tables 1-3, 6). ``#params`` columns come from
+rows other than the naive model print gains over it (Tables 1-3, 6). FD / FD-LS and LMS+FD-Share / -LS are one
+trained model each, read through its two routes as in the paper: systems ``<method>`` and ``<method>_ls``
+(``lsnmt/methods.py``). ``#params`` columns come from
 ``reports/params.csv`` (our counts of the paper's configurations). Tables 4, 5, 7, 8 (NER, QA on XLM-R) are
 bound in ``lsnmt/report/specs/nerqa.py``.
 """
@@ -56,7 +58,7 @@ BINDINGS = {
               "LMS+FD-Share, d = 64": Row("lms_fd", "lms+fd-share-d64"),
               "LMS+FD-LS, d = 64": Row("lms_fd_ls", "lms+fd-ls-d64"), "LMS, d = 16": Row("lms_d16", "lms-d16"),
               "LMS+FD-Share, d = 16": Row("lms_fd_d16", "lms+fd-share-d16"),
-              "LMS+FD-LS, d = 16": Row("lms_fd_ls_d16", "lms+fd-ls-d16"), "LMS, d = 4": Row("lms_d4", "lms-d4")}),
+              "LMS+FD-LS, d = 16": Row("lms_fd_d16_ls", "lms+fd-ls-d16"), "LMS, d = 4": Row("lms_d4", "lms-d4")}),
     ("lmsfd", "table6"): Binding(
         "lmsfd", "table6", "opus15", gains=True,
         columns={"avg. BLEU": Avg(subset="all"), "WR (%)": WinRatio(subset="all"),
