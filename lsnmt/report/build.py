@@ -44,7 +44,10 @@ def index_md(items: list[Item], results: Results) -> str:
              "the paper's value as printed, ours at paper scale and the difference; \"not run\" means the "
              "paper-scale experiment has not been run here, never a guess. The embedded default run "
              f"(`{exp.name}`) fills its own, separately labelled cells: a tiny model trained for minutes, **not "
-             "comparable** with the papers' numbers.", "",
+             "comparable** with the papers' numbers. `‡` follows the score of a system whose output is degenerate "
+             "(near-empty, or below 1 BLEU: `lsnmt/eval/degenerate.py`), and a direction the significance test left "
+             "untested for that reason (LSL Table 8); a win ratio between degenerate outputs reads `n/a "
+             "(degenerate)`: never a verdict.", "",
              "Status: **reproduced** (every compared cell within tolerance: 1 BLEU/chrF point, 5 points for "
              "rates, 2% for parameter counts, 5% for perplexities), **differs**, or **not run**.", ""]
     counts: dict[str, int] = {}

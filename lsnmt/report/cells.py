@@ -2,6 +2,10 @@
 
 A selector maps ``(run, method)`` to a float or ``None`` ("not run": the file or the entry is missing). ``kind``
 picks the tolerance that decides "reproduced" (``lsnmt/report/table.py``): scores in points, parameters relative.
+
+Degenerate output (``lsnmt/eval/degenerate.py``: near-empty hypotheses, or both systems below 1 BLEU) is never
+read as evidence: a translation score of a degenerate system carries :data:`DEGENERATE`, a win ratio against
+the baseline between degenerate outputs reads :data:`NO_VERDICT`, and so does a significance mark.
 """
 
 from __future__ import annotations
@@ -16,6 +20,11 @@ Kind = Literal["score", "params", "rate", "ppl", "text", "count", "comet", "size
 ``size``: a data size in the paper's unit (e.g. GiB), compared relatively like counts (``Binding.params_tol``)."""
 DEFAULT = "default"
 """The embedded default experiment: its cells are filled from its own run, never from paper-scale data."""
+DEGENERATE = "‡"
+"""Printed after the score of a degenerate system, and after a direction the paired bootstrap left untested
+because the outputs are degenerate (``summary.json``'s ``degenerate``)."""
+NO_VERDICT = "n/a (degenerate)"
+"""A win ratio the evaluate stage withheld: the system's and the baseline's outputs are degenerate."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +84,16 @@ class Selector:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Avg(Selector):
+class Translation(Selector):
+    """A selector of the evaluate stage's translation results: :data:`DEGENERATE` follows a degenerate
+    system's value."""
+
+    def mark(self, results: Results, run: Run, row: Row) -> str:
+        return DEGENERATE if row.method in (_dig(run.summary, "degenerate", "systems") or {}) else ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Avg(Translation):
     """Average ``metric`` over a direction set of the summary (``all``, ``en-xx``, ``xx-en``, ``zero-shot`` …)."""
 
     metric: str = "primary"
@@ -86,7 +104,7 @@ class Avg(Selector):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Group(Selector):
+class Group(Translation):
     """Average over a resource group of one side (``en-xx``/``xx-en`` x ``low``/``medium``/``high``)."""
 
     metric: str = "primary"
@@ -99,7 +117,7 @@ class Group(Selector):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Both(Selector):
+class Both(Translation):
     """Average of ``en-l`` and ``l-en`` for language ``lang`` (the LMS-FD IWSLT tables)."""
 
     metric: str = "primary"
@@ -111,7 +129,7 @@ class Both(Selector):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Dir(Selector):
+class Dir(Translation):
     """One direction's score (``results/{exp}/evaluate/{method}/{src}-{tgt}.json``)."""
 
     metric: str = "primary"
@@ -123,15 +141,21 @@ class Dir(Selector):
 
 
 @dataclass(frozen=True, kw_only=True)
-class WinRatio(Selector):
-    """Share (%) of directions of ``subset`` where the method beats the baseline."""
+class WinRatio(Translation):
+    """Share (%) of directions of ``subset`` where the method beats the baseline; :data:`NO_VERDICT` where the
+    evaluate stage withheld it (degenerate outputs)."""
 
     metric: str = "primary"
     subset: str = "all"
     kind: Kind = "rate"
 
-    def value(self, results: Results, run: Run, row: Row) -> float | None:
+    def value(self, results: Results, run: Run, row: Row) -> float | str | None:
+        if row.method in (_dig(run.summary, "degenerate", "pairs") or {}):
+            return NO_VERDICT
         return _num(_dig(run.summary, "win_ratio", row.method, metric_of(run, self.metric), self.subset))
+
+    def mark(self, results: Results, run: Run, row: Row) -> str:
+        return "" if self.value(results, run, row) == NO_VERDICT else super().mark(results, run, row)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -273,7 +297,7 @@ def _direction_scores(run: Run, method: str, metric: str, pairs: list[str]) -> l
 
 
 @dataclass(frozen=True, kw_only=True)
-class DirMean(Selector):
+class DirMean(Translation):
     """Mean ``metric`` over the directions of ``subset`` (a ``direction_sets`` entry of the summary) whose source
     / target is ``src`` / ``tgt`` (a language code or a group of ``evaluate.resource_groups``; ``""``: any) and
     whose target is not in ``not_tgt``; read from the per-direction score files. With ``lang``, ``row.arg``
@@ -308,7 +332,7 @@ class DirMean(Selector):
 
 
 @dataclass(frozen=True, kw_only=True)
-class GroupPair(Selector):
+class GroupPair(Translation):
     """Average over every direction from group A to group B (summary ``group_pairs``, key ``"A->B"``)."""
 
     metric: str = "primary"
@@ -320,10 +344,12 @@ class GroupPair(Selector):
 
 
 @dataclass(frozen=True, kw_only=True)
-class MatrixDir(Selector):
+class MatrixDir(Translation):
     """One direction of a printed matrix: source ``row.arg``, target ``tgt`` (LSL Tables 8, 9). With
     ``marked_by``, a ``†`` follows the value where the evaluate stage's paired bootstrap of method ``marked_by``
-    against ``evaluate.baseline`` on this direction is not significant (p >= ``evaluate.significance``)."""
+    against ``evaluate.baseline`` on this direction is not significant (p >= ``evaluate.significance``), and
+    :data:`DEGENERATE` where it gave no verdict (degenerate outputs); without ``marked_by``, the latter after a
+    degenerate system's value."""
 
     metric: str = "primary"
     tgt: str = ""
@@ -335,7 +361,8 @@ class MatrixDir(Selector):
 
     def mark(self, results: Results, run: Run, row: Row) -> str:
         if not self.marked_by:
-            return ""
+            return super().mark(results, run, row)
         test = _dig(run.summary, "significance", self.marked_by, metric_of(run, self.metric), "directions",
                     f"{row.arg}-{self.tgt}")
-        return "†" if isinstance(test, dict) and test.get("significant") is False else ""
+        sig = test.get("significant", True) if isinstance(test, dict) else True
+        return "†" if sig is False else DEGENERATE if sig is None else ""

@@ -10,7 +10,8 @@ Status of a table: ``differs`` when a compared cell is out of tolerance (scores:
 ``rate_tol`` points; parameters, data counts and sizes: ``params_tol`` relative; perplexities: ``ppl_tol`` relative;
 COMET: ``comet_tol`` absolute on its 0-1 scale; text cells such as top-5 language lists: the same set of
 items); otherwise ``not run`` while any bound cell has no paper-scale value of ours (e.g. parameter counts
-reproduced, scores not run), and ``reproduced`` when every bound cell is compared and within tolerance.
+reproduced, scores not run, or a win ratio withheld between degenerate outputs: ``cells.NO_VERDICT``), and
+``reproduced`` when every bound cell is compared and within tolerance.
 :attr:`Built.detail` says per kind how many cells matched.
 """
 
@@ -189,7 +190,7 @@ def build(meta: paper_tables.TableMeta, frame: pd.DataFrame, binding: Binding | 
             if cell.kind != "text" and cell.paper_value is None:
                 continue  # nothing printed to compare with (a dash)
             bound_n[cell.kind] += 1
-            if cell.ours is not None:
+            if cell.ours is not None and (cell.kind == "text" or not isinstance(cell.ours, str)):  # n/a: not compared
                 compared[cell.kind] += 1
                 matched[cell.kind] += within(binding, cell)
     status: Status = ("differs" if matched != compared else

@@ -52,7 +52,9 @@ def test_outputs_and_summary(tmp_path: Path) -> None:
     assert summary["scores"]["good"]["bleu"]["averages"]["all"] == pytest.approx(100.0)
     assert summary["scores"]["naive"]["bleu"]["averages"]["all"] < 50
     assert summary["win_ratio"]["good"]["chrf"] == {"en-xx": 100.0, "xx-en": 100.0, "all": 100.0}
-    assert summary["significance"]["good"]["chrf"]["outcomes"] == {"better": 4, "worse": 0, "not_significant": 0}
+    assert summary["significance"]["good"]["chrf"]["outcomes"] == {"better": 4, "worse": 0, "not_significant": 0,
+                                                                   "degenerate": 0}
+    assert summary["degenerate"]["systems"] == summary["degenerate"]["pairs"] == {}
     assert "naive" not in summary["significance"]
     assert summary["groups"]["languages"] == {"de": "high", "fr": "low"}
     assert summary["scores"]["good"]["chrf"]["groups"]["en-xx"] == {"high": 100.0, "low": 100.0}

@@ -6,7 +6,7 @@ import pytest
 from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest
 
-from lsnmt.eval.significance import count_outcomes, paired_bootstrap
+from lsnmt.eval.significance import count_outcomes, no_verdict, paired_bootstrap
 from tests.eval.helpers import corrupt, flores
 
 REFS = flores("fr", 120)
@@ -24,8 +24,10 @@ def test_identical_systems_are_not_significant(metric: object) -> None:
 def test_clearly_better_system_is_significant(metric: object) -> None:
     r = paired_bootstrap(metric, SLIGHTLY, WORSE, REFS, samples=300, seed=1)
     assert r["delta"] > 0 and r["significant"] and r["p"] < 0.01
-    assert count_outcomes({"x": r, "y": {**r, "delta": -1.0}, "z": {**r, "significant": False}}) == \
-        {"better": 1, "worse": 1, "not_significant": 1}
+    untested = no_verdict(0.09, 0.0, "both below 1.0 BLEU")
+    assert untested["significant"] is None and untested["p"] is None
+    assert count_outcomes({"x": r, "y": {**r, "delta": -1.0}, "z": {**r, "significant": False}, "w": untested}) == \
+        {"better": 1, "worse": 1, "not_significant": 1, "degenerate": 1}
 
 
 @pytest.mark.parametrize("make", [BLEU, CHRF], ids=["bleu", "chrf"])

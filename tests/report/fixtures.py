@@ -45,8 +45,12 @@ def write_expert_info(results: Path, exp: str, job: str, updates: int, batch_tok
 
 
 def write_evaluate(results: Path, exp: Experiment, methods: list[str], score: Score,
-                   metrics: tuple[str, ...] | None = None, not_significant: frozenset[str] = frozenset()) -> None:
-    """``results/{exp.name}/evaluate``: per-direction records and ``summary.json`` (no analyses, no off-target)."""
+                   metrics: tuple[str, ...] | None = None, not_significant: frozenset[str] = frozenset(),
+                   degenerate: dict | None = None) -> None:
+    """``results/{exp.name}/evaluate``: per-direction records and ``summary.json`` (no analyses, no off-target).
+    ``degenerate``: the summary's flags (``lsnmt.eval.degenerate.flags``: ``systems``, ``pairs``); every direction
+    of a method in its ``pairs`` is untested, as the evaluate stage leaves it."""
+    flags = {"systems": {}, "pairs": {}, **(degenerate or {})}
     metrics = metrics or tuple(exp.evaluate.metrics)
     out = results / exp.name / "evaluate"
     pairs, pivot = exp.data.eval_pairs, exp.data.pivot
@@ -69,7 +73,7 @@ def write_evaluate(results: Path, exp: Experiment, methods: list[str], score: Sc
             tests = {f"{s}-{t}": {"score": scores[m][metric][(s, t)], "baseline": scores[base][metric][(s, t)],
                                   "delta": scores[m][metric][(s, t)] - scores[base][metric][(s, t)],
                                   "p": 0.5 if f"{s}-{t}" in not_significant else 0.001,
-                                  "significant": f"{s}-{t}" not in not_significant}
+                                  "significant": None if m in flags["pairs"] else f"{s}-{t}" not in not_significant}
                      for s, t in pairs}
             significance[m][metric] = {"outcomes": count_outcomes(tests), "directions": tests}
     summary = {
@@ -79,6 +83,7 @@ def write_evaluate(results: Path, exp: Experiment, methods: list[str], score: Sc
         "scores": {m: {metric: aggregate.summarise(scores[m][metric], sets, groups, pivot) for metric in metrics}
                    for m in methods},
         "win_ratio": {}, "significance": significance, "similarity": {}, "figures": [], "cost": {}, "atp": {},
+        "degenerate": flags,
     }
     write_json(out / "summary.json", summary)
 

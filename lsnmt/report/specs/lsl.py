@@ -8,7 +8,8 @@ Per-language (Table 2: the 9 directions into / out of each language), per-family
 ``zero-shot`` direction set of the summary, optionally restricted to group pairs or without ``*→SW``) are
 computed from the evaluate stage's per-direction scores. Table 8's ``†`` (not significant, p >= 0.05) comes from
 the evaluate stage's paired bootstrap of ``lsl_nas_dense`` against the baseline on chrF, printed after our value
-in both panels as the paper does (shown, not compared: only the numbers decide the status). Table 7 counts the
+in both panels as the paper does (shown, not compared: only the numbers decide the status); ``‡`` where it gave
+no verdict because the outputs are degenerate (``lsnmt/eval/degenerate.py``). Table 7 counts the
 training pairs the ``prepare`` filters kept, summed over corpora (the paper counts after de-duplication,
 cleaning and CCMatrix down-sampling; our temperature sampling happens later, in the ``sample`` stage).
 Table 12's COMET column reads the evaluate stage's ``comet`` metric (``lsnmt/eval/comet.py``, wmt20-comet-da),
@@ -140,7 +141,8 @@ BINDINGS = {
         unbound=lambda keys, col: keys[1] == f"{col} →",
         note="Left: the separate decoder baseline; right: LSL-NAS with dense pre-training. † after ours: "
              "lsl_nas_dense vs the baseline is not significant on that direction (paired bootstrap, chrF, "
-             "evaluate.significance)."),
+             "evaluate.significance); ‡: no verdict, degenerate output (evaluate.degenerate_length_ratio, "
+             "evaluate.degenerate_score)."),
     ("lsl", "table10"): Binding(
         "lsl", "table10", "flores10_lsl", columns={**_scores(), **_params(("10", "1"))},
         rows={"Separate Decoder Baseline": SEP_BASE, "LSL-NAS": Row("lsl_nas", "lsl-nas"),
