@@ -230,6 +230,8 @@ rule train:
         "python -m stages.train --experiment {wildcards.exp} --method {wildcards.method} --log {log}"
 
 
+# One job per trained method, through every route it has: FD and LMS+FD write their other (LS) route into the
+# subfolder {method}/{route}, which evaluate scores as the system <method>_<route> (lsnmt/methods.py).
 rule translate:
     input:
         "results/{exp}/train/{method}/model.pt", "data/{exp}/spm", "data/{exp}/bin", "stages/translate.py",
