@@ -1,0 +1,99 @@
+"""A synthetic multilingual translation task where language-specific knowledge is needed.
+
+Sockeye's habit (its system tests train on synthetic "digits" data and assert a BLEU floor): every method must
+learn a task whose answer is known. Here every "language" ``l`` renders one shared sequence of *concepts*
+``c_1 … c_n`` (``c_i`` in ``0 … C-1``) with its own lexicon and word order::
+
+    words_l(c) = [lex_l[c_i] for i in order_l(n)]
+
+``lex_l`` is a fixed random injection of the concepts into language ``l``'s own block of token ids (languages
+share no token, like languages with different scripts, so the source language can be read off the tokens), and
+``order_l`` is the identity or the reversal (``reverse``). Translating ``s -> t`` therefore needs the two
+lexicons and the two word orders: knowledge specific to each language, which a shared model must hold for all
+of them at once. With ``concepts`` large and the model small, shared capacity runs short (the setting of
+LMS-FD Sec. 1 and LSL Sec. 1, at toy scale).
+
+Token ids, as the encode stage lays them out (``meta.json``)::
+
+    0 bos, 1 pad, 2 eos, 3 unk | 4 … 4+L-1 target tags <2l> | then L blocks of C word ids
+
+A source sentence starts with the target language's tag (``tags: target-prefix``, LMS-FD App. A).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+SPECIALS = 4
+"""bos, pad, eos, unk (fairseq's dictionary order)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Task:
+    """The languages' lexicons and word orders; :meth:`sample` draws parallel sentences."""
+
+    languages: tuple[str, ...]
+    concepts: int = 12
+    """``C``: distinct concepts (words per language)."""
+    reverse: tuple[str, ...] = ()
+    """Languages that write their words in reverse order."""
+    min_len: int = 3
+    max_len: int = 7
+    seed: int = 0
+    lexicons: np.ndarray = field(init=False, repr=False)
+    """``(L, C)`` token id of concept ``c`` in language ``l``."""
+
+    def __post_init__(self) -> None:
+        rng = np.random.default_rng([self.seed, 7])
+        base = SPECIALS + len(self.languages)
+        lex = np.stack([base + i * self.concepts + rng.permutation(self.concepts)
+                        for i in range(len(self.languages))])
+        object.__setattr__(self, "lexicons", lex)
+
+    @property
+    def vocab_size(self) -> int:
+        return SPECIALS + len(self.languages) * (1 + self.concepts)
+
+    def tag(self, lang: str) -> int:
+        """Id of the target tag ``<2lang>``."""
+        return SPECIALS + self.languages.index(lang)
+
+    def render(self, lang: str, concepts: np.ndarray) -> list[int]:
+        """Language ``lang``'s words for the concept sequence ``concepts``."""
+        words = self.lexicons[self.languages.index(lang)][concepts]
+        return (words[::-1] if lang in self.reverse else words).tolist()
+
+    def draw(self, n: int, rng: np.random.Generator) -> list[np.ndarray]:
+        """``n`` concept sequences of ``min_len … max_len`` concepts."""
+        lengths = rng.integers(self.min_len, self.max_len + 1, size=n)
+        return [rng.integers(0, self.concepts, size=int(k)) for k in lengths]
+
+    def pairs(self, src: str, tgt: str, sentences: list[np.ndarray]) -> tuple[list[list[int]], list[list[int]]]:
+        """Source (target tag first) and target token ids of ``src -> tgt`` for each concept sequence."""
+        return ([[self.tag(tgt), *self.render(src, c)] for c in sentences],
+                [self.render(tgt, c) for c in sentences])
+
+    def meta(self) -> dict:
+        """The encode stage's ``meta.json`` for this task."""
+        return {"vocab_size": self.vocab_size, "bos": 0, "pad": 1, "eos": 2, "unk": 3,
+                "languages": list(self.languages), "shards": {}}
+
+
+def split_sentences(task: Task, sizes: dict[str, int], seed: int) -> dict[str, list[np.ndarray]]:
+    """Disjoint concept sequences for each split (``{"train": n, "valid": n, "test": n}``): held-out
+    sentences never occur in training."""
+    rng = np.random.default_rng([task.seed, seed])
+    seen: set[bytes] = set()
+    out: dict[str, list[np.ndarray]] = {}
+    for split, n in sizes.items():
+        chosen: list[np.ndarray] = []
+        while len(chosen) < n:
+            for c in task.draw(n - len(chosen), rng):
+                key = c.astype(np.int8).tobytes()
+                if key not in seen:
+                    seen.add(key)
+                    chosen.append(c)
+        out[split] = chosen
+    return out

@@ -1,0 +1,124 @@
+"""Train a method on the synthetic task (``lsnmt.data.synthetic``) and score its translations.
+
+The real code paths: shards as the encode stage writes them, ``lsnmt.train.trainer.train`` with the method's
+factory and criterion (as ``stages/train.py``), the LSL search (``lsnmt.search``) for LSL-NAS, and
+``lsnmt.decode.translate``'s loader and batched beam search on the held-out ``test`` split.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sacrebleu
+import torch
+
+from lsnmt import methods
+from lsnmt.config import Experiment
+from lsnmt.data.shards import ShardWriter
+from lsnmt.data.synthetic import Task, split_sentences
+from lsnmt.decode.translate import load_model, translate_direction
+from lsnmt.io import write_json
+from lsnmt.search import run_search
+from lsnmt.train.corpus import Vocab, load_split
+from lsnmt.train.pretrain import dense_pretrained
+from lsnmt.train.trainer import train
+from models.build import build_transformer
+from tests.data.helpers import experiment
+
+LANGS = ("en", "de", "fr", "ru")
+ZERO_SHOT = ("de-fr",)
+
+
+def en_centric(langs: tuple[str, ...]) -> list[tuple[str, str]]:
+    return [d for x in langs[1:] for d in (("en", x), (x, "en"))]
+
+
+def write_bin(task: Task, root: Path, sizes: dict[str, int], seed: int = 1) -> Path:
+    """Shards of the task in ``root``: en-centric train / valid, test with the zero-shot directions too."""
+    sentences = split_sentences(task, sizes, seed)
+    zero = [tuple(z.split("-")) for z in ZERO_SHOT]
+    for split, concepts in sentences.items():
+        for src, tgt in en_centric(task.languages) + (zero if split == "test" else []):
+            s, t = task.pairs(src, tgt, concepts)
+            for side, rows in (("src", s), ("tgt", t)):
+                (root / split).mkdir(parents=True, exist_ok=True)
+                w = ShardWriter(root / split / f"{src}-{tgt}.{side}", task.vocab_size)
+                w.add_many(rows)
+                w.close()
+    write_json(root / "meta.json", task.meta())
+    return root
+
+
+def task_experiment(method_cfg: dict[str, Any], model: dict[str, Any], train_cfg: dict[str, Any],
+                    search: dict[str, Any] | None = None) -> Experiment:
+    """An en-centric experiment over :data:`LANGS` (zero-shot :data:`ZERO_SHOT`) with these settings."""
+    return experiment(LANGS, data={"zero_shot": list(ZERO_SHOT)}, model=model, train=train_cfg,
+                      decode={"beam": 2, "max_len_a": 1.0, "max_len_b": 4, "max_sentences": None},
+                      method_cfg=method_cfg, search=search or {})
+
+
+@dataclass(frozen=True)
+class Scores:
+    exact: dict[str, float]
+    """Exact-match rate per direction (%)."""
+    bleu: dict[str, float]
+    """Corpus BLEU per direction on token ids written as words (sacreBLEU, tokenize none)."""
+
+    def mean(self, table: dict[str, float], zero_shot: bool = False) -> float:
+        keys = [d for d in table if (d in ZERO_SHOT) == zero_shot]
+        return sum(table[d] for d in keys) / len(keys)
+
+
+def train_method(exp: Experiment, name: str, bin_dir: Path, root: Path) -> Path:
+    """Train method ``name`` of ``exp`` as ``stages/train.py`` does; returns its ``model.pt``."""
+    kind, cfg = methods.resolve(exp, name)
+    if getattr(cfg, "architecture", None) is not None:  # LSL-NAS: the search first (stages/search.py)
+        run_search(exp, bin_dir, root / "results" / exp.name / "search", root / "work" / "search")
+    cfg = methods.bind(exp, name, kind, cfg, results=root / "results")
+    factory = functools.partial(build_transformer, method=kind, method_cfg=cfg)
+    work = root / "work" / name
+    if getattr(cfg, "dense_steps", 0):
+        factory = dense_pretrained(exp, name, cfg, bin_dir, work, factory)
+    out = root / "results" / exp.name / "train" / name
+    train(exp, bin_dir, out, work, model_factory=factory, criterion=methods.criterion(kind),
+          method=methods.record(name, kind, cfg))
+    return out / "model.pt"
+
+
+def score(exp: Experiment, name: str, model_path: Path, bin_dir: Path, **overrides: Any) -> Scores:
+    """Decode the test split with ``translate``'s loader and beam search; ``overrides`` replace fields of the
+    method's config (e.g. ``route="ls"``: the same weights through the other route)."""
+    if overrides:
+        entry = {**exp.method_cfg[name], **overrides}
+        exp = dataclasses.replace(exp, method_cfg={**exp.method_cfg, name: entry})
+    vocab = Vocab.load(bin_dir)
+    model = load_model(exp, name, model_path, vocab)
+    exact, bleu = {}, {}
+    for direction in load_split(bin_dir, "test", exp.data.eval_pairs, vocab):
+        hyps = translate_direction(model, direction, exp, vocab, torch.device("cpu"))
+        refs = [direction.tgt[i].tolist() for i in range(len(direction))]
+        exact[direction.name] = 100.0 * sum(h == r for h, r in zip(hyps, refs, strict=True)) / len(refs)
+        words = [" ".join(map(str, h)) for h in hyps]
+        bleu[direction.name] = sacrebleu.corpus_bleu(words, [[" ".join(map(str, r)) for r in refs]],
+                                                     tokenize="none").score
+    return Scores(exact, bleu)
+
+
+def changed_tensors(model_path: Path, exp: Experiment, name: str, vocab: Vocab) -> tuple[list[str], list[str]]:
+    """(changed, unchanged) parameter names of the trained model against its initialisation (same seed)."""
+    kind, cfg = methods.resolve(exp, name)
+    state = torch.load(model_path, map_location="cpu", weights_only=True)
+    cfg = methods.bind(exp, name, kind, cfg, stored=state["config"].get("method"))
+    torch.manual_seed(exp.train.seed)
+    init = build_transformer(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
+                             padding_idx=vocab.pad, method=kind, method_cfg=cfg)
+    params = dict(init.named_parameters())
+    changed, same = [], []
+    for key, value in state["model"].items():
+        if key in params:
+            (same if torch.equal(value, params[key].detach()) else changed).append(key)
+    return changed, same
