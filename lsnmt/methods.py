@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsnmt.data.layout import PRIMARY_TEST, test_set_subdir
 from lsnmt.io import DataError
 from lsnmt.typed import ConfigError, FieldError, build, to_dict
 
@@ -61,9 +62,10 @@ class System:
         """Where in the method's translate folder its hypotheses lie: ``""`` (primary) or ``<route>``."""
         return self.route or ""
 
-    def hyp_dir(self, results_dir: Path) -> Path:
-        """``{results_dir}/translate/<method>``, or its subfolder ``<route>`` for another route."""
-        return results_dir / "translate" / self.method / self.subdir
+    def hyp_dir(self, results_dir: Path, test_set: str = PRIMARY_TEST) -> Path:
+        """``{results_dir}/translate/<method>``, or its subfolder ``<route>`` for another route; a test set other
+        than the primary one in their subfolder of its name (``lsnmt.data.layout``)."""
+        return results_dir / "translate" / self.method / self.subdir / test_set_subdir(test_set)
 
 
 def typed_entry(entry: Any, path: str) -> tuple[str, Any]:

@@ -3,7 +3,8 @@
     python -m stages.evaluate --experiment default --log logs/default/evaluate.log
 
 Writes ``results/{exp}/evaluate/{method}/{src}-{tgt}.json`` (every metric with its sacreBLEU
-signature), ``summary.json`` and ``summary.md``; DVC declares the folder as metrics.
+signature; an extra test set such as the held-out ``test.tatoeba`` in ``{method}/test.tatoeba/``),
+``summary.json`` (the extra test sets under ``test_sets``) and ``summary.md``; DVC declares the folder as metrics.
 """
 
 from pathlib import Path

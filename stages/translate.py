@@ -1,5 +1,6 @@
-"""Stage ``translate``: beam search over every test direction (lsnmt.decode.translate), through every inference
-route of the method (FD, LMS+FD: the other route into ``results/{exp}/translate/{method}/{route}``).
+"""Stage ``translate``: beam search over every direction of every test set (lsnmt.decode.translate), through
+every inference route of the method (FD, LMS+FD: the other route into ``results/{exp}/translate/{method}/{route}``);
+a test set other than ``test`` goes into a subfolder of its name (``…/{method}/test.tatoeba``).
 
     python -m stages.translate --experiment default --method naive --log logs/default/translate/naive.log
 """

@@ -7,11 +7,12 @@ Data moves one way::
                                      MANIFEST.tsv                     sha256 and line count of every file
     data/{exp}/prepared   prepare    train/{src}-{tgt}/{corpus}.{src,tgt}
                                      {valid,test}/{src}-{tgt}.{src,tgt}
+                                     test.{corpus}/{src}-{tgt}.{src,tgt}  held-out test set of a corpus
                                      multiway/{corpus}.{lang}
                                      report.json (kept / dropped lines per direction and reason)
     data/{exp}/sampled    sample     train/{src}-{tgt}.{src,tgt}, sampling.json
     data/{exp}/spm        spm        spm.model, spm.vocab, symbols.json
-    data/{exp}/bin        encode     {train,valid,test}/{src}-{tgt}.{src,tgt}.{bin,idx}
+    data/{exp}/bin        encode     {train,valid,test,test.{corpus}}/{src}-{tgt}.{src,tgt}.{bin,idx}
                                      multiway/{corpus}.{lang}.{bin,idx}, meta.json
 
 The NER / QA tasks of ``task_cfg`` (``lsnmt/tasks``) keep their datasets' own formats::
@@ -19,7 +20,16 @@ The NER / QA tasks of ``task_cfg`` (``lsnmt/tasks``) keep their datasets' own fo
     data/{exp}/raw/tasks/{task}  download   WikiANN {lang}/{train,dev,test}; TyDiQA-GoldP *.json
     data/{exp}/tasks/{task}      task_prep  tokenizer.json, {split}/{lang}.jsonl features, meta.json
 
-``{split}`` is one of train / valid / test / multiway. A bitext pair ``{a}-{b}`` is
+Every test set (``DataConfig.test_sets``: the primary ``test`` split and ``test.{corpus}`` of each source with
+``heldout`` pairs) is translated and scored. The primary one keeps the folder itself, each other one a
+subfolder named after it (:func:`test_set_subdir`), so a reader of the primary layout sees no change::
+
+    results/{exp}/translate/{method}    translate  {src}-{tgt}.hyp, test.{corpus}/{src}-{tgt}.hyp
+                                                   {route}/{src}-{tgt}.hyp, {route}/test.{corpus}/…  (FD's other route)
+    results/{exp}/evaluate              evaluate   {system}/{src}-{tgt}.json, {system}/test.{corpus}/{src}-{tgt}.json,
+                                                   summary.json (``test_sets``: the other sets), summary.md
+
+``{split}`` is one of train / valid / test / test.{corpus} / multiway. A bitext pair ``{a}-{b}`` is
 named pivot first (``en-de``) or, between two non-pivot languages, in the order
 the source catalogue uses. A direction ``{src}-{tgt}`` is ordered.
 """
@@ -27,6 +37,14 @@ the source catalogue uses. A direction ``{src}-{tgt}`` is ordered.
 from __future__ import annotations
 
 from pathlib import Path
+
+PRIMARY_TEST = "test"
+"""The released test split (FLORES-200 devtest in ``default``): the test set every table reports first."""
+
+
+def test_set_subdir(test_set: str) -> str:
+    """Where in a translate or evaluate folder test set ``test_set`` lies: ``""`` (primary) or its name."""
+    return "" if test_set == PRIMARY_TEST else test_set
 
 
 def data_dir(exp: str) -> Path:

@@ -1,15 +1,19 @@
-"""The ``translate`` stage: beam search over every test direction, detokenised hypotheses per direction.
+"""The ``translate`` stage: beam search over every direction of every test set, detokenised hypotheses per
+direction.
 
-Sources come from the encoded test shards (``bin/test/{src}-{tgt}.src``, tags
+Sources come from the encoded test shards (``bin/{test set}/{src}-{tgt}.src``, tags
 included), collated as in training (``x_1 … x_m EOS``, right-padded) in
 batches of at most ``decode.max_tokens`` source tokens, longest first.
 Hypotheses are decoded with ``decode.beam``, ``decode.lenpen`` and a maximum
 length of ``max_len_a * |x| + max_len_b``, detokenised with the experiment's
 sentencepiece model, and written in the test set's order, one file per
-direction: ``{out}/{src}-{tgt}.hyp``.
+direction: ``{out}/{src}-{tgt}.hyp`` for the primary test set ``test``, ``{out}/{test set}/{src}-{tgt}.hyp``
+for each other one of ``data.test_sets`` (``test.tatoeba``, held out of the training corpus;
+``lsnmt.data.layout``). Every test set decodes the first ``decode.max_sentences`` sentences of a direction.
 
 A method with two routes (FD, LMS+FD; ``lsnmt.methods.systems``) is decoded through each from the same
-``model.pt``: its configured route into ``{out}``, the other into ``{out}/{route}`` (:func:`translate_method`).
+``model.pt``: its configured route into ``{out}``, the other into ``{out}/{route}`` (:func:`translate_method`),
+each with its test set subfolders (``{out}/{route}/test.tatoeba/…``).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import torch
 from tqdm import tqdm
 
 from lsnmt.config import Experiment
+from lsnmt.data.layout import test_set_subdir
 from lsnmt.decode.beam import beam_search
 from lsnmt.io import DataError, atomic_dir
 from lsnmt.methods import bind, resolve, systems, with_route
@@ -103,20 +108,33 @@ def translate_method(exp: Experiment, method: str, model_path: Path, spm_dir: Pa
 
 
 def translate(exp: Experiment, method: str, model_path: Path, spm_dir: Path, bin_dir: Path, out: Path,
-              route: str | None = None) -> dict:
-    """Write ``{out}/{src}-{tgt}.hyp`` for every evaluation direction, atomically, decoding through ``route``
-    (``None``: the method's configured route); return line counts."""
+              route: str | None = None) -> dict[str, dict[str, int]]:
+    """Write the hypotheses of every test set (``{out}/{src}-{tgt}.hyp``, ``{out}/{test set}/…``: module
+    docstring), atomically, decoding through ``route`` (``None``: the method's configured route); return line
+    counts per test set and direction."""
     vocab = Vocab.load(bin_dir)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model = load_model(exp, method, model_path, vocab, route).to(device)
     sp = spm.SentencePieceProcessor(model_file=str(spm_dir / "spm.model"))
     counts = {}
     with atomic_dir(out) as tmp:
-        for direction in tqdm(load_split(bin_dir, "test", exp.data.eval_pairs, vocab), desc="translate",
-                              disable=None):
-            hyps = translate_direction(model, direction, exp, vocab, device)
-            with open(tmp / f"{direction.name}.hyp", "w", encoding="utf-8", newline="\n") as fh:
-                fh.writelines(sp.decode(h).replace("\n", " ") + "\n" for h in hyps)
-            counts[direction.name] = len(hyps)
-            log.info("translate %s: %d sentences", direction.name, len(hyps))
+        for test_set, pairs in exp.data.test_sets.items():
+            directions = load_split(bin_dir, test_set, pairs, vocab)
+            counts[test_set] = translate_set(model, exp, vocab, sp, device, directions, tmp / test_set_subdir(test_set))
+            log.info("translate %s: %d directions, %d sentences", test_set, len(directions),
+                     sum(counts[test_set].values()))
+    return counts
+
+
+def translate_set(model: torch.nn.Module, exp: Experiment, vocab: Vocab, sp: spm.SentencePieceProcessor,
+                  device: torch.device, directions: list[Direction], out: Path) -> dict[str, int]:
+    """Write ``{out}/{src}-{tgt}.hyp`` for every direction of one test set; return line counts."""
+    out.mkdir(parents=True, exist_ok=True)
+    counts = {}
+    for direction in tqdm(directions, desc="translate", disable=None):
+        hyps = translate_direction(model, direction, exp, vocab, device)
+        with open(out / f"{direction.name}.hyp", "w", encoding="utf-8", newline="\n") as fh:
+            fh.writelines(sp.decode(h).replace("\n", " ") + "\n" for h in hyps)
+        counts[direction.name] = len(hyps)
+        log.info("translate %s: %d sentences", direction.name, len(hyps))
     return counts

@@ -1,15 +1,20 @@
-"""The evaluate step: every configured metric per (system, direction), then the experiment's summary.
+"""The evaluate step: every configured metric per (system, test set, direction), then the experiment's summary.
 
 A system is a trained method read through one inference route (``lsnmt.methods.systems``): every method is
 one system, except FD and LMS+FD, trained once and scored through both routes, ``<method>`` (the configured
 route) and ``<method>_<route>`` (the other; LMS-FD Sec. 3.2, 5).
 
+Every test set of ``data.test_sets`` is scored alike: the primary ``test`` (the released test split, FLORES-200
+devtest in ``default``) and each held-out ``test.{corpus}`` (in-domain, disjoint from training:
+``lsnmt.data.heldout``); an extra test set lies in a subfolder of its name (``lsnmt.data.layout``).
+
 Reads (``results_dir`` is ``results/{exp}``)::
 
     {results_dir}/translate/{method}/{src}-{tgt}.hyp   detokenised hypotheses (first decode.max_sentences lines);
     {results_dir}/translate/{method}/{route}/…         those of another route
+    {results_dir}/translate/{method}/[{route}/]{test set}/{src}-{tgt}.hyp   those of an extra test set
     {results_dir}/train/{method}/model.pt              similarity search, t-SNE, parameter counts
-    {prepared_dir}/test/{src}-{tgt}.{src,tgt}          tagged sources (COMET only), references
+    {prepared_dir}/{test set}/{src}-{tgt}.{src,tgt}    tagged sources (COMET only), references
     {prepared_dir}/multiway/{corpus}.{lang}            similarity search and t-SNE sets
     {prepared_dir}/report.json                         training sizes (resource groups)
     {spm_dir}/spm.model, symbols.json; {bin_dir}/meta.json
@@ -17,9 +22,12 @@ Reads (``results_dir`` is ``results/{exp}``)::
 Writes ``out_dir`` as a whole (built under a temporary name, then swapped in)::
 
     {system}/{src}-{tgt}.json    scores with sacreBLEU signatures, off-target rate, sentences scored
+    {system}/{test set}/…        the same for an extra test set
     summary.json                 averages, groups, win ratio, significance, degenerate output, off-target,
-                                 similarity, cost
-    summary.md                   the same as Markdown tables
+                                 similarity, cost of the primary test set; ``test_sets``: ``{test set: the same
+                                 keys but the analyses (similarity, figures, cost, atp)}`` for each extra one;
+                                 ``test_set`` and ``label`` (e.g. in-domain held-out) say which
+    summary.md                   the same as Markdown tables, one section per test set
     figures/tsne-{system}-{corpus}.png
 
 Off-target rates are computed for every direction. The summary pools them over the
@@ -36,11 +44,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lsnmt.config import Experiment
 from lsnmt.data.encode import split_tags
+from lsnmt.data.layout import PRIMARY_TEST, test_set_subdir
 from lsnmt.eval import aggregate, degenerate, offtarget
 from lsnmt.eval.analyses import analyses
 from lsnmt.eval.comet import comet_score, import_comet
@@ -49,7 +59,7 @@ from lsnmt.eval.scores import SACREBLEU_METRICS, build_metric, read_pair, requir
 from lsnmt.eval.significance import count_outcomes, no_verdict, paired_bootstrap
 from lsnmt.eval.table import markdown
 from lsnmt.io import atomic_dir, atomic_write, iter_lines, write_json
-from lsnmt.methods import systems
+from lsnmt.methods import System, systems
 
 log = logging.getLogger(__name__)
 
@@ -76,13 +86,24 @@ def untagged_sources(path: Path, spm_dir: Path, n: int) -> list[str]:
     return [split_tags(line, symbols)[1] for line in list(iter_lines(path))[:n]]
 
 
-def score_one(exp: Experiment, pair: Pair, hyps: list[str], refs: list[str], lid: Any, prepared_dir: Path,
+def test_set_label(exp: Experiment, test_set: str) -> str:
+    """What a test set measures, for the summary: a held-out one is in-domain; the primary one is out-of-domain
+    where none of its corpora is a training corpus."""
+    if test_set != PRIMARY_TEST:
+        return f"in-domain held-out ({test_set.removeprefix('test.')}, disjoint from training)"
+    tested = [s.name for s in exp.data.sources if "test" in s.splits]
+    trained = {s.name for s in exp.data.sources if "train" in s.splits}
+    return (f"in-domain ({', '.join(tested)}, a training corpus)" if trained.intersection(tested) else
+            f"out-of-domain ({', '.join(tested)}, no training corpus)")
+
+
+def score_one(exp: Experiment, pair: Pair, hyps: list[str], refs: list[str], lid: Any, test_dir: Path,
               spm_dir: Path) -> dict[str, Any]:
-    """The record of one (method, direction)."""
+    """The record of one (method, direction) of the test set in ``test_dir`` (``prepared/{test set}``)."""
     cfg = exp.evaluate
     scores = score_direction(hyps, refs, pair[1], cfg.metrics, cfg.bleu_tokenize)
     if "comet" in cfg.metrics:
-        srcs = untagged_sources(prepared_dir / "test" / f"{name(pair)}.src", spm_dir, len(hyps))
+        srcs = untagged_sources(test_dir / f"{name(pair)}.src", spm_dir, len(hyps))
         scores["comet"] = comet_score(srcs, hyps, refs, cfg.comet_model, cfg.comet_batch_size)
     return {"direction": name(pair), "src": pair[0], "tgt": pair[1], "sentences": len(hyps),
             "zero_shot": pair not in exp.data.train_pairs, "scores": scores,
@@ -100,8 +121,7 @@ def significance(exp: Experiment, methods: Sequence[str], hyps: dict[str, dict[P
     for method in (m for m in methods if m != cfg.baseline):
         out[method] = {}
         for metric in (m for m in cfg.metrics if m in SACREBLEU_METRICS):
-            tests = {name(p): direction_test(exp, metric, p, method, hyps, refs, records, flags)
-                     for p in exp.data.eval_pairs}
+            tests = {name(p): direction_test(exp, metric, p, method, hyps, refs, records, flags) for p in refs}
             out[method][metric] = {"outcomes": count_outcomes(tests), "directions": tests}
     return out
 
@@ -145,9 +165,10 @@ def scores_by_metric(records: dict[Pair, dict], metric: str) -> dict[Pair, float
 
 
 def summarise(exp: Experiment, methods: Sequence[str], records: dict[str, dict[Pair, dict]],
-              groups: tuple[dict[str, str], str]) -> dict[str, Any]:
-    """Averages, group averages and win ratios of every metric (``summary.json`` without the analyses)."""
-    cfg, pairs = exp.evaluate, exp.data.eval_pairs
+              groups: tuple[dict[str, str], str], pairs: Sequence[Pair]) -> dict[str, Any]:
+    """Averages, group averages and win ratios of every metric on ``pairs`` of one test set (``summary.json``
+    without the significance and the analyses)."""
+    cfg = exp.evaluate
     sets = aggregate.direction_sets(pairs, exp.data.train_pairs, exp.data.pivot)
     metrics = [m for m in cfg.metrics if all(m in r["scores"] for recs in records.values() for r in recs.values())]
     baseline = cfg.baseline if cfg.baseline in methods else None
@@ -173,38 +194,65 @@ def summarise(exp: Experiment, methods: Sequence[str], records: dict[str, dict[P
     return summary
 
 
-def evaluate(exp: Experiment, methods: tuple[str, ...], results_dir: Path, prepared_dir: Path, spm_dir: Path,
-             bin_dir: Path, out_dir: Path) -> dict:
-    """Score every system of the trained ``methods`` on every evaluation direction and write ``out_dir`` (layout
-    above); return the summary, whose ``methods`` are the systems' names."""
-    if not methods:
-        raise ValueError("evaluate needs at least one method")
-    scored = [s for m in methods for s in systems(exp, m)]
-    check_setup(exp)
-    cfg = exp.evaluate
-    lid = offtarget.load_lid(cfg.lid_model)
-    groups = language_groups(cfg.resource_groups, prepared_dir / "report.json", exp.data.pivot)
-    hyps: dict[str, dict[Pair, list[str]]] = {}
-    refs: dict[Pair, list[str]] = {}
-    records: dict[str, dict[Pair, dict]] = {}
+@dataclass(frozen=True)
+class Scored:
+    """One test set's hypotheses and references per direction, and the record of every (system, direction)."""
+
+    hyps: dict[str, dict[Pair, list[str]]]
+    refs: dict[Pair, list[str]]
+    records: dict[str, dict[Pair, dict]]
+
+
+def score_set(exp: Experiment, scored: Sequence[System], test_set: str, pairs: Sequence[Pair], lid: Any,
+              results_dir: Path, prepared_dir: Path, spm_dir: Path) -> Scored:
+    """Score every system on every direction of one test set against ``{prepared_dir}/{test set}/*.tgt``."""
+    out = Scored({}, {}, {})
     for system in scored:
         method = system.name
-        hyps[method], records[method] = {}, {}
-        for pair in exp.data.eval_pairs:
-            h, r = read_pair(system.hyp_dir(results_dir) / f"{name(pair)}.hyp",
-                             prepared_dir / "test" / f"{name(pair)}.tgt", exp.decode.max_sentences)
-            hyps[method][pair], refs[pair] = h, r
-            records[method][pair] = {"method": method, **score_one(exp, pair, h, r, lid, prepared_dir, spm_dir)}
-            log.info("evaluate %s %s: %s", method, name(pair), ", ".join(
-                f"{k} {v['score']:.2f}" for k, v in records[method][pair]["scores"].items()))
+        out.hyps[method], out.records[method] = {}, {}
+        for pair in pairs:
+            h, r = read_pair(system.hyp_dir(results_dir, test_set) / f"{name(pair)}.hyp",
+                             prepared_dir / test_set / f"{name(pair)}.tgt", exp.decode.max_sentences)
+            out.hyps[method][pair], out.refs[pair] = h, r
+            out.records[method][pair] = {"method": method,
+                                         **score_one(exp, pair, h, r, lid, prepared_dir / test_set, spm_dir)}
+            log.info("evaluate %s %s %s: %s", test_set, method, name(pair), ", ".join(
+                f"{k} {v['score']:.2f}" for k, v in out.records[method][pair]["scores"].items()))
+    return out
+
+
+def set_summary(exp: Experiment, names: Sequence[str], test_set: str, scored: Scored,
+                groups: tuple[dict[str, str], str]) -> dict[str, Any]:
+    """The summary of one test set: which it is, averages, groups, win ratio, degenerate output, significance."""
+    summary = {"test_set": test_set, "label": test_set_label(exp, test_set),
+               **summarise(exp, names, scored.records, groups, list(scored.refs))}
+    summary["significance"] = (significance(exp, names, scored.hyps, scored.refs, scored.records,
+                                            summary["degenerate"]) if summary["baseline"] else {})
+    return summary
+
+
+def evaluate(exp: Experiment, methods: tuple[str, ...], results_dir: Path, prepared_dir: Path, spm_dir: Path,
+             bin_dir: Path, out_dir: Path) -> dict:
+    """Score every system of the trained ``methods`` on every direction of every test set and write ``out_dir``
+    (layout above); return the summary, whose ``methods`` are the systems' names."""
+    if not methods:
+        raise ValueError("evaluate needs at least one method")
+    if PRIMARY_TEST not in exp.data.test_sets:
+        raise ValueError(f"experiment {exp.name!r} has no evaluation direction (data.eval_directions)")
+    scored = [s for m in methods for s in systems(exp, m)]
+    check_setup(exp)
+    lid = offtarget.load_lid(exp.evaluate.lid_model)
+    groups = language_groups(exp.evaluate.resource_groups, prepared_dir / "report.json", exp.data.pivot)
+    sets = {test_set: score_set(exp, scored, test_set, pairs, lid, results_dir, prepared_dir, spm_dir)
+            for test_set, pairs in exp.data.test_sets.items()}
     names = tuple(s.name for s in scored)
-    summary = summarise(exp, names, records, groups)
-    summary["significance"] = (significance(exp, names, hyps, refs, records, summary["degenerate"])
-                               if summary["baseline"] else {})
+    summary = set_summary(exp, names, PRIMARY_TEST, sets[PRIMARY_TEST], groups)
+    summary["test_sets"] = {t: set_summary(exp, names, t, one, groups) for t, one in sets.items() if t != PRIMARY_TEST}
     with atomic_dir(out_dir) as tmp:
-        for method, recs in records.items():
-            for pair, rec in recs.items():
-                write_json(tmp / method / f"{name(pair)}.json", rec)
+        for test_set, one in sets.items():
+            for method, recs in one.records.items():
+                for pair, rec in recs.items():
+                    write_json(tmp / method / test_set_subdir(test_set) / f"{name(pair)}.json", rec)
         summary.update(analyses(exp, scored, results_dir, prepared_dir, spm_dir, bin_dir, groups[0], tmp))
         write_json(tmp / "summary.json", summary)
         with atomic_write(tmp / "summary.md") as fh:

@@ -1,4 +1,6 @@
-"""Markdown tables of an experiment's summary (``summary.md`` next to ``summary.json``).
+"""Markdown tables of an experiment's summary (``summary.md`` next to ``summary.json``): one section per test set,
+the primary one (``summary.json``'s top level) first, then each of ``test_sets`` (e.g. the held-out Tatoeba set),
+headed by what it measures (``label``: in-domain held-out, out-of-domain).
 
 Degenerate systems (``lsnmt/eval/degenerate.py``) are marked ``(degenerate)`` after their name; a system with
 no verdict against the baseline reads ``n/a`` for win ratio and significance, and the directions of a pair left
@@ -72,22 +74,31 @@ def group_table(summary: dict[str, Any], metric: str) -> list[str]:
     return rows
 
 
-def markdown(summary: dict[str, Any]) -> str:
-    lines = [f"# Evaluation of experiment `{summary['experiment']}`", ""]
-    lines.append(f"Baseline: `{summary['baseline']}`. Sentences per direction: "
-                 f"{', '.join(sorted({str(n) for n in summary['sentences'].values()}))}.")
+def test_set_section(summary: dict[str, Any]) -> list[str]:
+    """The tables of one test set: per metric, averages with win ratio and significance, and group averages."""
+    label = summary.get("label")
+    lines = ["", f"## Test set `{summary.get('test_set', 'test')}`" + (f": {label}" if label else ""), "",
+             f"Sentences per direction: {', '.join(sorted({str(n) for n in summary['sentences'].values()}))}."]
     lines += degenerate_note(summary)
     for metric in summary["metrics"]:
         if metric not in summary["signatures"]:
             continue
-        lines += ["", f"## {metric}", "", f"Signature: `{' ; '.join(summary['signatures'][metric])}`", ""]
+        lines += ["", f"### {metric}", "", f"Signature: `{' ; '.join(summary['signatures'][metric])}`", ""]
         lines += metric_table(summary, metric)
         grouped = group_table(summary, metric)
         if grouped:
             lines += ["", f"Groups ({summary['groups']['source']}):", "", *grouped]
+    return lines
+
+
+def markdown(summary: dict[str, Any]) -> str:
+    lines = [f"# Evaluation of experiment `{summary['experiment']}`", "", f"Baseline: `{summary['baseline']}`."]
+    lines += test_set_section(summary)
+    for other in summary.get("test_sets", {}).values():
+        lines += test_set_section(other)
     off = summary.get("offtarget", {})
     if off.get("methods"):
-        lines += ["", f"## Off-target rate (%), {off['scope']} directions", ""]
+        lines += ["", f"## Off-target rate (%), {off['scope']} directions of `{summary.get('test_set', 'test')}`", ""]
         lines += [f"{off['note']}.", ""] if off["note"] else []
         lines += ["| method | rate | LID error on the references |", "|---|---|---|"]
         lines += [f"| {m} | {_fmt(r['overall']['rate'])} | {_fmt(r['overall']['reference_rate'])} |"

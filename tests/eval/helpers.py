@@ -42,11 +42,12 @@ METHOD_CFG = {"good": {"kind": "lms", "rank": 2}, "fd": {"kind": "fd"}}
 """Method entries of the test systems: ``good`` has one route, ``fd`` two (``fd`` and ``fd_ls``)."""
 
 
-def experiment(data: dict | None = None, **evaluate: object) -> Experiment:
+def experiment(data: dict | None = None, heldout: int = 0, **evaluate: object) -> Experiment:
+    """The tiny experiment; ``heldout``: pairs of ``bitext`` held out as the test set ``test.bitext``."""
     raw = {
         "name": "tiny",
         "data": {"languages": list(LANGS), "tags": "target-prefix", **(data or {}), "sources": [
-            {"name": "bitext", "kind": "embedded", "splits": ["train"]},
+            {"name": "bitext", "kind": "embedded", "splits": ["train"], "heldout": heldout},
             {"name": "flores", "kind": "embedded", "splits": ["valid", "test"]},
             {"name": "ntrex", "kind": "embedded", "splits": ["multiway"]}]},
         "model": {"embed_dim": 16, "ffn_dim": 32, "heads": 2, "encoder_layers": 1, "decoder_layers": 1,
@@ -97,16 +98,21 @@ class World:
 
 
 def make_world(root: Path, exp: Experiment, methods: tuple[str, ...] = ("naive", "good")) -> World:
-    """Test set of 12 FLORES lines per direction, hypotheses for the first 10: ``good`` copies the references,
-    others drop every other word; a 30-line NTREX multi-way set; report.json sizes en-de 1M, en-fr 50K."""
+    """Test set of 12 FLORES lines per direction (a held-out set: 12 NTREX lines from line 30 on), hypotheses for
+    the first 10: ``good`` copies the references, others drop every other word; a 30-line NTREX multi-way set;
+    report.json sizes en-de 1M, en-fr 50K."""
     w = World(exp, root)
-    for s, t in exp.data.eval_pairs:
-        pre, suf = tag_tokens(exp.data.tags, s, t)
-        write(w.prepared / "test" / f"{s}-{t}.src", [add_tags(x, pre, suf) for x in flores(s, TEST_LINES)])
-        refs = write(w.prepared / "test" / f"{s}-{t}.tgt", flores(t, TEST_LINES))
-        for m in methods:
-            lines = refs.read_text(encoding="utf-8").split("\n")[:MAX_SENTENCES]
-            write(w.results / "translate" / m / f"{s}-{t}.hyp", lines if m == "good" else map(corrupt, lines))
+    for test_set, pairs in exp.data.test_sets.items():
+        text = (lambda x: flores(x, TEST_LINES)) if test_set == "test" else (
+            lambda x: ntrex(x, 30 + TEST_LINES)[30:])
+        sub = "" if test_set == "test" else test_set
+        for s, t in pairs:
+            pre, suf = tag_tokens(exp.data.tags, s, t)
+            write(w.prepared / test_set / f"{s}-{t}.src", [add_tags(x, pre, suf) for x in text(s)])
+            refs = write(w.prepared / test_set / f"{s}-{t}.tgt", text(t))
+            for m in methods:
+                lines = refs.read_text(encoding="utf-8").split("\n")[:MAX_SENTENCES]
+                write(w.results / "translate" / m / sub / f"{s}-{t}.hyp", lines if m == "good" else map(corrupt, lines))
     for lang in LANGS:
         write(w.prepared / "multiway" / f"ntrex.{lang}", ntrex(lang, 30))
     sizes = {"en-de": 1_000_000, "de-en": 1_000_000, "en-fr": 50_000, "fr-en": 50_000}

@@ -20,4 +20,4 @@ BINDINGS: dict[tuple[str, str], Binding] = {**lmsfd.BINDINGS, **nerqa.BINDINGS, 
 FIGURES: list[Callable[[Results, Path, Path | None], FigureOut]] = [
     figs_lmsfd.fig1, figs_lmsfd.fig4, figs_clm.fig2, figs_clm.tsne, figs_clm.fig4, lsl.fig3, lsl.fig4,
     xelm.fig2, xelm.fig3, xelm.fig4]
-EXTRA: list[Callable[[Results, Path], list[Item]]] = [extra.params_table, extra.data_tables]
+EXTRA: list[Callable[[Results, Path], list[Item]]] = [extra.params_table, extra.data_tables, extra.heldout_table]

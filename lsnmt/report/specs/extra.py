@@ -5,6 +5,9 @@
 * ``ours/data-<exp>``: training pairs per direction (kept / input after the ``prepare`` filters) and the
   evaluation sets of every experiment whose data was prepared here (CLM Table 7 and LSL Table 7 are the
   papers' counterparts; their numbers are in ``reports/paper``).
+* ``ours/test-sets-<exp>``: every system's en-xx / xx-en / all averages on each test set of an experiment that
+  has more than one (``summary.json``'s top level and ``test_sets``): the primary one (FLORES-200 devtest in
+  ``default``, out-of-domain) beside the held-out in-domain one (``test.tatoeba``, disjoint from training).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import json
 from pathlib import Path
 
 from lsnmt.io import atomic_write
+from lsnmt.report.cells import DEGENERATE
 from lsnmt.report.item import Item
 from lsnmt.report.render import md_table
 from lsnmt.report.runs import Results
@@ -78,4 +82,37 @@ def data_tables(results: Results, out: Path, data_dir: Path = Path("data")) -> l
         md = "\n".join([f"# {cap}", "", results.describe(name) + ".", "", md_table(header, rows), ""])
         items.append(Item("ours", f"Data statistics: {name}", "ours", _write(out, f"data-{name}", md, rows,
                                                                                     header), cap))
+    return items
+
+
+TEST_SET_AVERAGES = ("en-xx", "xx-en", "all")
+
+
+def _average(summary: dict, method: str, metric: str, key: str) -> str:
+    """One average of one test set's summary, ``‡`` after a degenerate system's; ``–`` where there is none."""
+    value = summary["scores"].get(method, {}).get(metric, {}).get("averages", {}).get(key)
+    if value is None:
+        return "–"
+    return f"{value:.2f}" + (DEGENERATE if method in summary.get("degenerate", {}).get("systems", {}) else "")
+
+
+def heldout_table(results: Results, out: Path) -> list[Item]:
+    """Per experiment with a held-out test set: every system's averages on each test set, side by side."""
+    items = []
+    for name, run in results.runs.items():
+        summary = run.summary
+        if not summary or not summary.get("test_sets"):
+            continue
+        sets = {summary.get("test_set", "test"): summary, **summary["test_sets"]}
+        header = ["method", "metric", *(f"{t} {k}" for t in sets for k in TEST_SET_AVERAGES)]
+        rows = [[m, metric, *(_average(s, m, metric, k) for s in sets.values() for k in TEST_SET_AVERAGES)]
+                for m in summary["methods"] for metric in summary["metrics"]]
+        cap = f"Every system on each test set of experiment `{name}`: {', '.join(f'`{t}`' for t in sets)} (ours only)"
+        legend = [f"- `{t}`: {s['label']}; `all` over its {len(s['direction_sets']['all'])} directions"
+                  for t, s in sets.items()]
+        md = "\n".join([f"# {cap}", "", results.describe(name) + ". Averages of the per-direction scores "
+                        f"(`results/{name}/evaluate/summary.json`, `test_sets`); {DEGENERATE}: degenerate output "
+                        "on that test set (`lsnmt/eval/degenerate.py`).", "", *legend, "", md_table(header, rows), ""])
+        items.append(Item("ours", f"Test sets: {name}", "ours", _write(out, f"test-sets-{name}", md, rows, header),
+                          cap))
     return items
