@@ -57,6 +57,7 @@ DECODE_CODE = sorted(glob("lsnmt/decode/*.py"))
 EVAL_CODE = sorted(glob("lsnmt/eval/*.py"))
 REPORT_CODE = sorted(glob("lsnmt/report/**/*.py", recursive=True))
 TASK_CODE = sorted(glob("lsnmt/tasks/*.py"))
+CLAIM_CODE = sorted(glob("lsnmt/claim/*.py"))
 XELM_CODE = sorted(glob("lsnmt/xelm/*.py")) + ["models/lm.py", "models/layers.py", "models/attention.py",
                                                "models/embedding.py", "lsnmt/data/spm.py", "lsnmt/data/shards.py"]
 
@@ -95,7 +96,8 @@ def outputs(exp):
     """What running experiment `exp` produces: translation results where it trains methods, NER / QA results
     where it has tasks, x-elm results where it has an `xelm` section. For the experiment params.yaml selects,
     the task stages run also without tasks (writing empty outputs, as under DVC), so that `dvc commit` finds
-    every output of dvc.yaml's graph after a Snakemake run."""
+    every output of dvc.yaml's graph after a Snakemake run; likewise the small-scale claim (ours only), where it has
+    a `claim` section and for the selected experiment."""
     whole = exp == _FILE["experiment"]
     out = []
     if methods_of(exp) and EXPERIMENTS[exp]["data"].get("train_directions", "en-centric") != "none":
@@ -104,6 +106,8 @@ def outputs(exp):
         out.append(f"results/{exp}/task_eval")
     if EXPERIMENTS[exp].get("xelm"):
         out += [f"results/{exp}/xelm/eval", f"results/{exp}/xelm/icl"]
+    if EXPERIMENTS[exp].get("claim") or whole:
+        out.append(f"results/{exp}/claim")
     return out
 
 
@@ -321,6 +325,23 @@ rule params:
         "python -m stages.params --log {log}"
 
 
+# ours only: the papers' central claim at small scale (lsnmt/claim/); without a `claim` section: "not configured"
+rule claim:
+    input:
+        "stages/claim.py", CLAIM_CODE, "lsnmt/methods.py", "lsnmt/accounting.py", "lsnmt/data/synthetic.py",
+        "lsnmt/data/shards.py", "lsnmt/eval/significance.py", "lsnmt/eval/degenerate.py", "lsnmt/report/figures.py",
+        DECODE_CODE, TRAIN_CODE, MODEL_CODE, DATA_CODE,
+    output:
+        directory("results/{exp}/claim"),
+    params:
+        claim=section("claim"),
+    log:
+        "logs/{exp}/claim.log",
+    threads: setting("claim", "cpu_threads", 1)
+    shell:
+        "python -m stages.claim --experiment {wildcards.exp} --log {log}"
+
+
 rule lm_data:
     input:
         "data/{exp}/prepared", "data/{exp}/spm", "stages/lm_data.py", XELM_CODE, DATA_CODE,
@@ -453,7 +474,7 @@ rule report:
         # the run's results (every experiment of a paper with --config paper=P); the stage reads whatever exists
         [out for exp in TARGETS for out in report_inputs(exp)],
         "reports/params.csv", "reports/paper", "stages/report.py",
-        REPORT_CODE, DATA_CODE,
+        REPORT_CODE, "lsnmt/claim/table.py", "lsnmt/claim/figure.py", DATA_CODE,
     output:
         report("reports/README.md", category="Index", caption="reports/workflow.rst"),
         directory("reports/tables"),

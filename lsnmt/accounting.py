@@ -65,6 +65,14 @@ def inference_params(model: nn.Module, src: int, tgt: int) -> int:
     return sum(p.numel() for p in _distinct(active_parameters(model, src, tgt)).values())
 
 
+def shared_params(model: nn.Module, directions: list[tuple[int, int]]) -> int:
+    """Distinct parameters that every direction ``(src, tgt)`` of ``directions`` uses at test time: the model's
+    shared capacity (tied embeddings once; per-language slices of a parameter are not shared)."""
+    per_direction = [_distinct(active_parameters(model, s, t)) for s, t in directions]
+    common = set.intersection(*(set(d) for d in per_direction)) if per_direction else set()
+    return sum(per_direction[0][k].numel() for k in common)
+
+
 def deployed_params(model: nn.Module, num_languages: int, pivot: int = 0) -> int:
     """Distinct parameters of the inference route over all directions ``pivot <-> l`` (every language as source
     and as target, so every per-language slice a direction may use)."""

@@ -438,6 +438,59 @@ class EvaluateConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ClaimConfig:
+    """The papers' central claim measured at small scale (``claim`` stage, ``lsnmt/claim/``; ours only): naive vs
+    language-specific methods with the same base Transformer on the synthetic task of ``lsnmt.data.synthetic``."""
+
+    languages: tuple[str, ...]
+    """Languages of the task, the pivot first; trained and tested pivot-centric (en-xx and xx-en)."""
+    concepts: Count = 32
+    """Words per language (``Task.concepts``)."""
+    reverse: tuple[str, ...] = ()
+    """Languages written in reverse word order."""
+    min_len: Count = 2
+    max_len: Count = 5
+    task_seed: Seed = 0
+    """Seed of the lexicons and of the sentences (the same task for every method and seed)."""
+    sentences: dict[Literal["train", "valid", "test"], Count] = field(
+        default_factory=lambda: {"train": 600, "valid": 20, "test": 100})
+    """Concept sequences per split, disjoint across splits, rendered in every direction."""
+    model: ModelConfig
+    """The base Transformer every method shares (LS methods add their parameters on top)."""
+    train: TrainConfig
+    """Training of every method; ``seed`` is replaced by each of :attr:`seeds`."""
+    beam: Count = 2
+    methods: dict[SafeName, dict[str, Any]]
+    """Methods beside ``naive`` (always trained, the baseline): ``method_cfg`` entries. FD and LMS+FD are decoded
+    through both routes; the orderings read the first ``lms``, ``lsl`` and ``fd`` (Share route) methods."""
+    seeds: tuple[Seed, ...] = (1, 2)
+    bootstrap_samples: Count = 1000
+    significance: Annotated[float, Range(gt=0, lt=1)] = 0.05
+    bootstrap_seed: Seed = 12345
+    cpu_threads: Count = 1
+    """``torch.set_num_threads`` while the stage runs (tiny models: more threads mostly wait)."""
+
+    def __post_init__(self) -> None:
+        _check_langs("languages", self.languages)
+        if len(set(self.languages)) != len(self.languages) or len(self.languages) < 2:
+            raise FieldError("languages", f"at least two distinct languages, got {list(self.languages)}")
+        for i, code in enumerate(self.reverse):
+            if code not in self.languages:
+                raise FieldError(f"reverse[{i}]", f"{code!r} is not in languages")
+        if self.min_len > self.max_len:
+            raise FieldError("max_len", f"{self.max_len} is below min_len {self.min_len}")
+        if set(self.sentences) != {"train", "valid", "test"}:
+            raise FieldError("sentences", f"needs train, valid and test, got {sorted(self.sentences)}")
+        if sum(self.concepts ** n for n in range(self.min_len, self.max_len + 1)) < sum(self.sentences.values()):
+            raise FieldError("sentences", f"more than the distinct sequences of {self.min_len}-{self.max_len} of "
+                             f"{self.concepts} concepts")
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
+            raise FieldError("seeds", f"one or more distinct seeds, got {list(self.seeds)}")
+        if "naive" in self.methods:
+            raise FieldError("methods.naive", "naive is always trained (the baseline) and takes no entry")
+
+
+@dataclass(frozen=True, kw_only=True)
 class Experiment:
     """One named experiment: its data and the settings of every stage."""
 
@@ -468,6 +521,8 @@ class Experiment:
     settings}}``; an LSL method with ``architecture: <name>`` trains the architecture that search selects."""
     xelm: XelmConfig | None = None
     """Cross-lingual expert LMs (x-elm, ``lsnmt/xelm/``); ``None``: the experiment runs no x-elm stage."""
+    claim: ClaimConfig | None = None
+    """The small-scale claim (``claim`` stage); ``None``: the stage writes "not configured"."""
     methods: tuple[SafeName, ...] | None = None
     """The methods of this experiment's paper tables (``naive`` or keys of ``method_cfg``): what runs when the
     experiment is run by name (``snakemake --config experiment=X`` or ``paper=P``). ``None``: the top-level

@@ -219,7 +219,26 @@ def check(params: Params) -> None:
             if name == NAIVE:
                 raise ConfigError(f"{path}: `naive` is the plain model and takes no task_method_cfg entry")
             _task_entry(entry, path)
+        _check_claim(exp, exp_name)
         _check_lists(params, exp_name)
+
+
+def _check_claim(exp: Experiment, exp_name: str) -> None:
+    """The ``claim`` section's methods build on its own model; none needs a search (the stage runs none)."""
+    from models.ls import LS_KINDS
+
+    if exp.claim is None:
+        return
+    for name, entry in exp.claim.methods.items():
+        path = f"experiments.{exp_name}.claim.methods.{name}"
+        kind, cfg = typed_entry(entry, path)
+        _check_shape(LS_KINDS[kind].model, cfg, dataclasses.replace(exp, model=exp.claim.model), path)
+        if getattr(cfg, "architecture", None) is not None:
+            raise ConfigError(f"{path}.architecture: the claim stage runs no search: give the layout (src, tgt)")
+        for route in routes(kind, cfg)[1:]:
+            if f"{name}_{route}" in exp.claim.methods:
+                raise ConfigError(f"experiments.{exp_name}.claim.methods.{name}_{route}: is the {route} route of "
+                                  f"{name!r}, decoded from the same training: remove it")
 
 
 def _check_shape(shape: Any, cfg: Any, exp: Experiment, path: str) -> None:

@@ -35,7 +35,8 @@ def job_counts(stdout: str) -> dict[str, int]:
 
 def expected_jobs(name: str) -> dict[str, int]:
     """Jobs of running experiment ``name``: translation where it has methods and training directions, NER / QA
-    where it has tasks, x-elm where it has an ``xelm`` section; the report always."""
+    where it has tasks, x-elm where it has an ``xelm`` section, the small-scale claim where it has a ``claim``
+    section (and for the experiment params.yaml selects, as DVC); the report always."""
     exp, jobs = PARAMS.get(name), {"report": 1}
     methods = PARAMS.methods_of(name)
     if methods and exp.data.train_directions != "none":
@@ -47,6 +48,8 @@ def expected_jobs(name: str) -> dict[str, int]:
         jobs.update(download=1, prepare=1, spm=1, lm_data=1, cluster=1, lm_seed=1, lm_lapt=1, lm_eval=1, lm_icl=1,
                     lm_expert=len(PARAMS.jobs_of(name, "xelm_experts")),
                     lm_hmr=len(PARAMS.jobs_of(name, "xelm_targets")))
+    if exp.claim is not None or name == PARAMS.experiment:
+        jobs.update(claim=1)
     return jobs
 
 

@@ -20,7 +20,7 @@ def test_same_jobs_with_the_same_outputs(both) -> None:  # noqa: ANN001
     smk, dvc = both
     assert set(smk) == set(dvc), "the two front ends declare different outputs"
     assert {s.name for s in dvc.values()} >= {"download", "prepare", "sample", "spm", "encode", "train", "translate",
-                                              "params"}
+                                              "params", "claim", "report"}
 
 
 def test_same_names_and_commands(both) -> None:  # noqa: ANN001
@@ -84,3 +84,11 @@ def test_fd_family_trains_once_and_both_routes_reach_evaluate(both) -> None:  # 
             hyp = system.hyp_dir(Path("results") / exp.name).as_posix()
             assert any(hyp == o or hyp.startswith(o + "/") for o in translated), system
             assert any(hyp == d or hyp.startswith(d.rstrip("/") + "/") for d in evaluate.deps), system
+
+
+def test_the_report_reads_the_claim(both) -> None:  # noqa: ANN001
+    """The small-scale claim (ours only) is one job of the selected experiment, an input of the report, in both."""
+    for front in both:
+        (claim,) = (s for s in front.values() if s.name == "claim")
+        (report,) = (s for s in front.values() if s.name == "report")
+        assert claim.outs == {"results/default/claim"} and "results/default/claim" in report.deps

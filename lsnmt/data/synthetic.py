@@ -23,8 +23,12 @@ A source sentence starts with the target language's tag (``tags: target-prefix``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+
+from lsnmt.data.shards import ShardWriter
+from lsnmt.io import write_json
 
 SPECIALS = 4
 """bos, pad, eos, unk (fairseq's dictionary order)."""
@@ -97,3 +101,25 @@ def split_sentences(task: Task, sizes: dict[str, int], seed: int) -> dict[str, l
                     chosen.append(c)
         out[split] = chosen
     return out
+
+
+def pivot_centric(languages: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``(pivot, x)`` and ``(x, pivot)`` for every other language ``x``; the pivot is ``languages[0]``."""
+    return [d for x in languages[1:] for d in ((languages[0], x), (x, languages[0]))]
+
+
+def write_shards(task: Task, root: Path, sizes: dict[str, int], seed: int = 1,
+                 extra_test: tuple[tuple[str, str], ...] = ()) -> Path:
+    """The task as the encode stage writes it into ``root`` (``{split}/{src}-{tgt}.{src,tgt}`` shards and
+    ``meta.json``): :func:`split_sentences` rendered in every pivot-centric direction, and in the ``extra_test``
+    directions (zero-shot) in the ``test`` split."""
+    for split, concepts in split_sentences(task, sizes, seed).items():
+        for src, tgt in pivot_centric(task.languages) + (list(extra_test) if split == "test" else []):
+            rows = task.pairs(src, tgt, concepts)
+            (root / split).mkdir(parents=True, exist_ok=True)
+            for side, side_rows in zip(("src", "tgt"), rows, strict=True):
+                writer = ShardWriter(root / split / f"{src}-{tgt}.{side}", task.vocab_size)
+                writer.add_many(side_rows)
+                writer.close()
+    write_json(root / "meta.json", task.meta())
+    return root

@@ -18,10 +18,8 @@ import torch
 
 from lsnmt import methods
 from lsnmt.config import Experiment
-from lsnmt.data.shards import ShardWriter
-from lsnmt.data.synthetic import Task, split_sentences
+from lsnmt.data.synthetic import Task, write_shards
 from lsnmt.decode.translate import load_model, translate_direction
-from lsnmt.io import write_json
 from lsnmt.search import run_search
 from lsnmt.train.corpus import Vocab, load_split
 from lsnmt.train.pretrain import dense_pretrained
@@ -33,24 +31,9 @@ LANGS = ("en", "de", "fr", "ru")
 ZERO_SHOT = ("de-fr",)
 
 
-def en_centric(langs: tuple[str, ...]) -> list[tuple[str, str]]:
-    return [d for x in langs[1:] for d in (("en", x), (x, "en"))]
-
-
 def write_bin(task: Task, root: Path, sizes: dict[str, int], seed: int = 1) -> Path:
     """Shards of the task in ``root``: en-centric train / valid, test with the zero-shot directions too."""
-    sentences = split_sentences(task, sizes, seed)
-    zero = [tuple(z.split("-")) for z in ZERO_SHOT]
-    for split, concepts in sentences.items():
-        for src, tgt in en_centric(task.languages) + (zero if split == "test" else []):
-            s, t = task.pairs(src, tgt, concepts)
-            for side, rows in (("src", s), ("tgt", t)):
-                (root / split).mkdir(parents=True, exist_ok=True)
-                w = ShardWriter(root / split / f"{src}-{tgt}.{side}", task.vocab_size)
-                w.add_many(rows)
-                w.close()
-    write_json(root / "meta.json", task.meta())
-    return root
+    return write_shards(task, root, sizes, seed, extra_test=tuple(tuple(z.split("-")) for z in ZERO_SHOT))
 
 
 def task_experiment(method_cfg: dict[str, Any], model: dict[str, Any], train_cfg: dict[str, Any],

@@ -1,0 +1,64 @@
+"""The claim's task, data and per-job experiment (``lsnmt.claim``).
+
+The task is :class:`lsnmt.data.synthetic.Task` over ``claim.languages`` (pivot first), trained and tested
+pivot-centric. Every job ``(method, seed)`` is an :class:`~lsnmt.config.Experiment` with the claim's model and
+training (``train.seed`` = the job's seed) and one ``method_cfg`` entry, so that the trainer, ``lsnmt.methods``
+and ``translate``'s loader run unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsnmt.config import ClaimConfig, DataConfig, DecodeConfig, Experiment, SourceConfig
+from lsnmt.data.synthetic import Task, pivot_centric, write_shards
+from lsnmt.methods import NAIVE
+
+MAX_LEN_A, MAX_LEN_B = 1.0, 4
+"""Hypotheses stop at ``|x| + 4`` tokens: a target has as many words as its source (``|x|`` counts the tag)."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One training: ``method`` (``naive`` or a key of ``claim.methods``) with ``seed``."""
+
+    method: str
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.method}-s{self.seed}"
+
+
+def task(cfg: ClaimConfig) -> Task:
+    return Task(languages=cfg.languages, concepts=cfg.concepts, reverse=cfg.reverse, min_len=cfg.min_len,
+                max_len=cfg.max_len, seed=cfg.task_seed)
+
+
+def directions(cfg: ClaimConfig) -> list[tuple[str, str]]:
+    """The supervised directions, trained and tested: ``(pivot, x)`` and ``(x, pivot)``."""
+    return pivot_centric(cfg.languages)
+
+
+def write_data(cfg: ClaimConfig, bin_dir: Path) -> Path:
+    """Shards and ``meta.json`` of the task in ``bin_dir`` (as the encode stage writes them)."""
+    return write_shards(task(cfg), bin_dir, dict(cfg.sentences), seed=cfg.task_seed)
+
+
+def jobs(cfg: ClaimConfig) -> list[Job]:
+    """Naive and every method, for every seed."""
+    return [Job(m, s) for s in cfg.seeds for m in (NAIVE, *cfg.methods)]
+
+
+def experiment(name: str, cfg: ClaimConfig, job: Job) -> Experiment:
+    """The experiment job ``job`` trains and decodes."""
+    data = DataConfig(languages=cfg.languages, pivot=cfg.languages[0], train_directions="en-centric",
+                      eval_directions="en-centric", tags="target-prefix",
+                      sources=(SourceConfig(name="synthetic", kind="embedded", splits=("train", "valid", "test")),),
+                      citation="synthetic task (lsnmt.data.synthetic)")
+    method_cfg = {} if job.method == NAIVE else {job.method: dict(cfg.methods[job.method])}
+    return Experiment(name=name, data=data, model=cfg.model, train=dataclasses.replace(cfg.train, seed=job.seed),
+                      decode=DecodeConfig(beam=cfg.beam, max_len_a=MAX_LEN_A, max_len_b=MAX_LEN_B),
+                      method_cfg=method_cfg)

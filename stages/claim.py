@@ -1,0 +1,22 @@
+"""Stage ``claim``: the papers' central claim at small scale, measured (lsnmt.claim; ours only).
+
+    python -m stages.claim --experiment default --log logs/default/claim.log
+
+Trains naive and every method of ``experiments.<exp>.claim`` on the synthetic task (work in
+``work/{exp}/claim``), writes ``results/{exp}/claim/{summary.json,summary.md,figure.png,figure.pdf}``; an
+experiment without a ``claim`` section gets a summary saying "not configured".
+"""
+
+from pathlib import Path
+
+from lsnmt.claim.stage import run_claim
+from lsnmt.cli import run
+
+
+def main(argv: list[str] | None = None) -> None:
+    run("claim", lambda exp: run_claim(exp, Path("results") / exp.name / "claim", Path("work") / exp.name / "claim"),
+        argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""The report's "ours only" claim table and figure render from a claim summary.json (the claim stage's format,
+``lsnmt/claim/stage.py``); an experiment whose claim was not measured gets no item."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lsnmt.config import Params
+from lsnmt.io import write_json
+from lsnmt.report import specs
+from lsnmt.report.runs import Results
+from lsnmt.report.specs.claim import claim_tables
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _system(kind: str | None, route: str | None, settings: dict, total: int, shared: int, bleu: float) -> dict:
+    return {"method": kind or "naive", "kind": kind, "route": route, "settings": settings,
+            "params": {"total": total, "shared": shared}, "bleu": bleu, "bleu_ci": [bleu - 2, bleu + 2],
+            "exact": bleu - 5, "exact_ci": [bleu - 8, bleu - 2], "length_ratio": 1.0,
+            "per_seed": {"1": {"bleu": bleu - 1, "exact": bleu - 6}, "2": {"bleu": bleu + 1, "exact": bleu - 4}},
+            "per_direction": {"en-de": {"bleu": bleu, "exact": bleu - 5}}}
+
+
+def _vs(system: str, baseline: str, delta: float, p: float | None) -> dict:
+    test = {"score": 60 + delta, "baseline": 60.0, "delta": delta, "p": p, "ci": [delta - 1.5, delta + 1.5]}
+    if p is None:
+        test |= {"significant": None, "degenerate": "both below 1.0 BLEU"}
+    else:
+        test |= {"significant": p < 0.05, "samples": 1000, "seed": 12345, "alpha": 0.05}
+    seeds = {"1": {"bleu": delta, "exact": delta}, "2": {"bleu": delta - 1.5, "exact": delta}}
+    return {"system": system, "baseline": baseline, "bleu": test, "exact": dict(test), "per_seed": seeds,
+            "seeds_better": sum(d["bleu"] > 0 for d in seeds.values())}
+
+
+def claim_summary(exp: str = "default") -> dict[str, Any]:
+    cfg = {"languages": ["en", "de", "fr"], "concepts": 32, "reverse": ["de"], "min_len": 2, "max_len": 5,
+           "task_seed": 0, "sentences": {"train": 600, "valid": 20, "test": 100}, "beam": 2, "seeds": [1, 2],
+           "bootstrap_samples": 1000, "significance": 0.05, "bootstrap_seed": 12345, "cpu_threads": 1,
+           "model": {"embed_dim": 32, "ffn_dim": 64, "heads": 4, "encoder_layers": 2, "decoder_layers": 2},
+           "train": {"max_steps": 500, "max_tokens": 1000}, "methods": {}}
+    systems = {"naive": _system(None, None, {}, 50_000, 50_000, 60.0),
+               "lms": _system("lms", None, {"kind": "lms", "rank": 4}, 60_000, 50_000, 70.0),
+               "fd": _system("fd", "share", {"kind": "fd", "route": "share"}, 80_000, 50_000, 64.0),
+               "lsl": _system("lsl", None, {"kind": "lsl", "src": [1], "tgt": [2]}, 120_000, 30_000, 61.0)}
+    comparisons = [_vs("lms", "naive", 10.0, 0.001), _vs("fd", "naive", 4.0, 0.01), _vs("lsl", "naive", 1.0, 0.3),
+                   _vs("lms", "fd", 6.0, 0.002)]
+    orderings = [{"claim": "LMS > naive", "status": "shown", "because": "lms - naive = +10.00 BLEU"},
+                 {"claim": "LSL > naive", "status": "not shown", "because": "lsl - naive = +1.00 BLEU, p = 0.3"},
+                 {"claim": "naive < FD-Share < LMS", "status": "shown", "because": "both"}]
+    return {"status": "measured", "experiment": exp, "baseline": "naive", "config": cfg,
+            "directions": ["en-de", "en-fr", "de-en", "fr-en"], "items": 800, "order": list(systems),
+            "systems": systems,
+            "comparisons": comparisons, "orderings": orderings,
+            "timing": {"wall_seconds": 150.0, "cpu_seconds": 140.0, "cpu_threads": 1, "jobs": {}}}
+
+
+@pytest.fixture()
+def results(tmp_path: Path) -> Results:
+    write_json(tmp_path / "results" / "default" / "claim" / "summary.json", claim_summary())
+    write_json(tmp_path / "results" / "iwslt14" / "claim" / "summary.json",
+               {"status": "not configured", "reason": "experiments.iwslt14 has no claim section"})
+    return Results(Params.load(ROOT / "params.yaml"), tmp_path / "results", ROOT / "reports" / "params.csv")
+
+
+def test_the_claim_table_and_figure_render_from_summary_json(tmp_path: Path, results: Results) -> None:
+    out = tmp_path / "reports"
+    (item,) = claim_tables(results, out)  # iwslt14: not configured, no item
+    assert item.paper == "ours" and item.status == "ours" and "no paper counterpart" in item.caption
+    assert item.links == ("tables/ours/claim-default.md", "tables/ours/claim-default.csv",
+                          "figures/ours/claim-default.png", "figures/ours/claim-default.pdf")
+    assert all((out / link).is_file() for link in item.links)
+    md = (out / "tables/ours/claim-default.md").read_text(encoding="utf-8")
+    for text in ("Ours only (no paper counterpart)", "3 languages (en, de, fr; reversed word order: de)",
+                 "500 updates of 1,000 tokens, seeds 1, 2", "1,000 resamples",
+                 "| lms | lms: rank 4 | 60,000 | 50,000 |",
+                 "+10.00 [+8.50, +11.50] | 0.001 |", "better (2/2 seeds better)",
+                 "not significant (1/2 seeds better)", "**LSL > naive**: not shown",
+                 "**naive < FD-Share < LMS**: shown", "](../../figures/ours/claim-default.png)"):
+        assert text in md, text
+    rows = list(csv.DictReader((out / "tables/ours/claim-default.csv").open(encoding="utf-8")))
+    assert [r["system"] for r in rows] == ["naive", "lms", "fd", "lsl"]
+    assert rows[0]["Δ BLEU vs naive [95% CI]"] == "(baseline)" and rows[2]["method"] == "fd: route share"
+
+
+def test_degenerate_comparisons_read_n_a(tmp_path: Path, results: Results) -> None:
+    summary = claim_summary()
+    summary["comparisons"][2] = _vs("lsl", "naive", 0.1, None)
+    write_json(results.results_dir / "default" / "claim" / "summary.json", summary)
+    claim_tables(results, tmp_path / "reports")
+    md = (tmp_path / "reports/tables/ours/claim-default.md").read_text(encoding="utf-8")
+    assert "| n/a | " in md and "n/a (both below 1.0 BLEU)" in md
+
+
+def test_the_report_lists_the_claim() -> None:
+    assert claim_tables in specs.EXTRA
