@@ -4,7 +4,8 @@ CPU time (how the default's scale was chosen; README "The default run").
     python scripts/learning_curve.py --experiment default --method naive --steps 250 500 1000 --out curve.tsv
 
 Seconds are CPU seconds of this process (``--threads 1`` by default: about the wall time on an idle core,
-and not inflated by other load). Trains with the experiment's settings (``train.max_steps`` replaced by each checkpoint of ``--steps``, resuming in
+and not inflated by other load).
+Trains with the experiment's settings (``train.max_steps`` replaced by each checkpoint of ``--steps``, resuming in
 between), decodes the first ``--sentences`` sentences of every direction of every test set with the experiment's
 decoding settings, and scores them with sacreBLEU against the prepared references. Model keys can be overridden
 (``--model embed_dim=256 ffn_dim=1024``) to compare sizes. Writes one TSV row per (steps, test set, side).

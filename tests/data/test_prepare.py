@@ -144,7 +144,8 @@ def test_heldout_test_set_is_disjoint_from_training(tmp_path: Path) -> None:
     them (Tatoeba repeats English sentences with alternative translations)."""
     en = [f"sentence {i}" for i in range(40)] + ["sentence 0"] * 3  # "sentence 0" has three more translations
     de = [f"Satz {i}" for i in range(40)] + ["Satz null", "Satz zero", "Nullsatz"]
-    raw = raw_corpus(tmp_path / "raw", {"en-de": (en, de), "en-fr": (["one", "two", "3", "4"], ["un", "deux", "3", "4"])}, EVAL)
+    fr = (["one", "two", "3", "4"], ["un", "deux", "3", "4"])
+    raw = raw_corpus(tmp_path / "raw", {"en-de": (en, de), "en-fr": fr}, EVAL)
     exp = experiment(data={"sources": [{"name": "bitext", "kind": "embedded", "splits": ["train"], "heldout": 10},
                                        {"name": "mw", "kind": "embedded", "splits": ["valid", "test"]}]})
     assert list(exp.data.test_sets) == ["test", "test.bitext"]
