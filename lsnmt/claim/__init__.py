@@ -17,4 +17,7 @@ LMS (LMS-FD Tables 2-3). Here, on the synthetic task of :mod:`lsnmt.data.synthet
   resampled deltas (2.5 and 97.5 percentiles); exact match on the same resamples;
 * an ordering "A > B" is *shown* when ``delta > 0``, ``p < alpha`` and A beats B on every seed on its own;
   degenerate outputs (:mod:`lsnmt.eval.degenerate`) get no verdict. Otherwise it is *not shown*, with the reason.
+
+What is compared is equal shared capacity at equal updates (``claim.train.max_steps``), not convergence: whether
+a gap is the shared model's capacity or its learning speed shows only with more updates (or a wider model).
 """

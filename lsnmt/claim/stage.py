@@ -46,10 +46,11 @@ def not_configured(exp: Experiment) -> dict[str, Any]:
 
 
 def _system(exp: Experiment, cfg: ClaimConfig, job: setup.Job, system: methods.System) -> dict[str, Any]:
+    """What a system is: its method, kind, route (FD and LMS+FD) and the method's settings as configured."""
     kind, mcfg = methods.resolve_system(exp, system)
-    settings = dict(cfg.methods[job.method]) if job.method != NAIVE else {}
-    return {"method": job.method, "kind": kind, "route": getattr(mcfg, "route", None) if kind in
-            methods.TWO_ROUTE_KINDS else None, "settings": to_dict(settings)}
+    route = mcfg.route if kind in methods.TWO_ROUTE_KINDS else None
+    settings = to_dict(cfg.methods[job.method]) if job.method != NAIVE else {}
+    return {"method": job.method, "kind": kind, "route": route, "settings": settings}
 
 
 def _first(systems: dict[str, Any], kind: str, route: str | None = None) -> str | None:

@@ -58,4 +58,4 @@ def test_only_the_default_experiment_configures_a_claim() -> None:
     params = Params.load(ROOT / "params.yaml")
     assert [n for n, e in params.experiments.items() if e.claim is not None] == ["default"]
     claim = params.get("default").claim
-    assert claim.model.embed_dim == 32 and {m["kind"] for m in claim.methods.values()} == {"lms", "fd", "lsl"}
+    assert claim.model.embed_dim == 16 and {m["kind"] for m in claim.methods.values()} == {"lms", "fd", "lsl"}
