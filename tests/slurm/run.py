@@ -37,6 +37,10 @@ TIMEOUT = 1800
 blocking CI. About 15 minutes on two free cores; the limit leaves room for a busy machine."""
 
 
+CLAIM_UPDATES = 40
+"""Updates of each method of the claim stage in the CI run."""
+
+
 def ci_params(text: str, steps: int | None = CI_STEPS) -> str:
     """params.yaml of the CI run (see the module docstring); ``steps=None`` keeps the default's own."""
     params = yaml.safe_load(text)
@@ -49,6 +53,11 @@ def ci_params(text: str, steps: int | None = CI_STEPS) -> str:
         xelm[part]["updates"] = XELM_UPDATES
     train = params["experiments"]["default"]["train"]
     train.update(gpus_per_node=2, max_tokens=train["max_tokens"] // 2)
+    params["experiments"]["default"]["decode"]["max_sentences"] = 16
+    claim = params["experiments"]["default"]["claim"]  # the small-scale claim: one seed, a few updates
+    claim.update(seeds=[1])
+    claim["train"].update(max_steps=CLAIM_UPDATES, validate_every=CLAIM_UPDATES, save_every=CLAIM_UPDATES,
+                          log_every=CLAIM_UPDATES, warmup_steps=min(claim["train"]["warmup_steps"], CLAIM_UPDATES))
     if steps is not None:
         for search in params["experiments"]["default"]["search"].values():
             search["max_steps"] = steps
