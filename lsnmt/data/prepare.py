@@ -156,9 +156,9 @@ def heldout_out(exp: Experiment, src: SourceConfig, a: str, b: str, held: list[t
                 outs: dict[tuple[str, str], Path]) -> None:
     """Write the held-out pairs of ``a-b`` as ``test.{corpus}/{s}-{t}.{src,tgt}`` beside ``train/``, for each
     direction (sources tagged as in the test split)."""
+    d = next(iter(outs.values())).parent.parent / f"test.{src.name}"  # outs are {root}/train/{s}-{t}
+    d.mkdir(parents=True, exist_ok=True)
     for s, t in outs:
-        d = next(iter(outs.values())).parent.parent / f"test.{src.name}"
-        d.mkdir(parents=True, exist_ok=True)
         pre, suf = tag_tokens(exp.data.tags, s, t, exp.data.pivot)
         with open(d / f"{s}-{t}.src", "w", encoding="utf-8", newline="\n") as fs, \
                 open(d / f"{s}-{t}.tgt", "w", encoding="utf-8", newline="\n") as ft:

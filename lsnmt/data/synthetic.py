@@ -36,7 +36,7 @@ SPECIALS = 4
 
 @dataclass(frozen=True, kw_only=True)
 class Task:
-    """The languages' lexicons and word orders; :meth:`sample` draws parallel sentences."""
+    """The languages' lexicons and word orders; :meth:`draw` draws concept sequences, :meth:`pairs` renders them."""
 
     languages: tuple[str, ...]
     concepts: int = 12
