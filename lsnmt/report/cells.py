@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from lsnmt.report.runs import Results, Run
+from lsnmt.report.runs import DEFAULTS, Results, Run
 
 Kind = Literal["score", "params", "rate", "ppl", "text", "count", "comet", "size"]
 """``comet``: a score on COMET's 0-1 scale (compared with ``Binding.comet_tol``, printed with 4 decimals);
@@ -198,7 +198,7 @@ class Params(Selector):
     kind: Kind = "params"
 
     def value(self, results: Results, run: Run, row: Row) -> float | None:
-        if run.name != DEFAULT:
+        if run.name not in DEFAULTS:
             for table in (self.table,) if isinstance(self.table, str) else self.table:
                 for r in results.param_rows:
                     if (r["experiment"] == (row.params_exp or self.experiment or run.name)
@@ -219,7 +219,7 @@ class In(Selector):
     inner: Selector = field(default_factory=Avg)
 
     def value(self, results: Results, run: Run, row: Row) -> float | str | None:
-        target = run if run.name == DEFAULT else results.run(self.experiment)
+        target = run if run.name in DEFAULTS else results.run(self.experiment)
         return None if target is None else self.inner.value(results, target, row)
 
     def __post_init__(self) -> None:

@@ -17,6 +17,11 @@ from typing import Any
 from lsnmt.config import Experiment, Params
 from models.presets import resolve_dims
 
+DEFAULTS = ("default", "default_gpu", "default_all")
+"""The experiments on the embedded data (the default's CPU and GPU scales, every method at demonstration budget):
+the report's "embedded default" cells read the one params.yaml selects (the scale ``./run.sh`` chose), else
+``default``; every caption names the experiment it read."""
+
 
 def describe(exp: Experiment) -> str:
     """One line naming the data, model size and training budget of ``exp`` (every caption carries it)."""
@@ -82,6 +87,8 @@ class Results:
     def run(self, name: str) -> Run | None:
         """The experiment's results, or ``None`` when params.yaml does not define ``name`` (a trimmed params
         file): its cells then read "not run" like any other missing result."""
+        if name == DEFAULTS[0] and self.params.experiment in DEFAULTS:
+            name = self.params.experiment
         if name not in self.params.experiments:
             return None
         return Run(self.params.get(name), self.results_dir / name, self.data_dir / name)

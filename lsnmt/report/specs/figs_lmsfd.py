@@ -15,7 +15,7 @@ import torch
 from lsnmt.report import paper as paper_tables
 from lsnmt.report.cells import Avg, Params, Row
 from lsnmt.report.figures import FigureOut, figure, not_run_panel, save
-from lsnmt.report.runs import Results, Run
+from lsnmt.report.runs import DEFAULTS, Results, Run
 
 PAPER = "LMS-FD (Xu et al. 2023)"
 Points = dict[str, list[tuple[float, float]]]
@@ -53,7 +53,7 @@ def _our_fig1(results: Results, run: Run | None, methods: dict[str, list[Row]], 
             p = Params(which="train", paper=PAPER, table=table).value(results, run, row)
             if g is None or base is None or p is None:
                 continue
-            extra = p if run.name != "default" else p - (naive_params or 0.0)
+            extra = p if run.name not in DEFAULTS else p - (naive_params or 0.0)
             pts.setdefault(family, []).append((extra / 1e6, g - base))
     return pts
 

@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from lsnmt.config import Experiment
 from lsnmt.paper_row import LMS_PAPER
-from lsnmt.report.cells import DEFAULT, Kind, Row, Selector, _dig, _num
-from lsnmt.report.runs import Results, Run
+from lsnmt.report.cells import Kind, Row, Selector, _dig, _num
+from lsnmt.report.runs import DEFAULTS, Results, Run
 from lsnmt.report.table import Binding
 
 EXPERIMENT = "xlmr_tasks"
@@ -74,7 +74,7 @@ class TaskParams(Selector):
     kind: Kind = "params"
 
     def value(self, results: Results, run: Run, row: Row) -> float | None:
-        if run.name != DEFAULT:
+        if run.name not in DEFAULTS:
             for r in results.param_rows:
                 if (r["paper"], r["table"], r["experiment"], r["method"]) == (LMS_PAPER, self.table, self.task,
                                                                                row.params_label):

@@ -441,7 +441,8 @@ def fig4(results: Results, out_dir: Path, paper_dir: Path | None = None) -> Figu
             ax.set_xscale("log")
             ax.set_xlabel("training tokens")
             ax.set_ylabel("perplexity gain (typology experts)")
-            ax.set_title(name if name != "default" else "embedded default (NOT comparable)", fontsize=9)
+            ax.set_title(name if name != "default" else f"embedded {results.run(name).name} (NOT comparable)",
+                         fontsize=9)
             ax.legend(fontsize=7)
         files = save(fig, out_dir / "xelm", "figure4")
     return FigureOut("xelm", "Figure 4", "Perplexity gain of the typology experts over the seed LM and the dense "

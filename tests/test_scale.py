@@ -1,0 +1,69 @@
+"""The default run's scale (scripts/scale.py, run.sh's SCALE): CPU runs `default`, CUDA runs `default_gpu` with every
+method, and the switch sets DVC's top-level job lists so that params.yaml still loads."""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lsnmt.config import Params
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("scale", ROOT / "scripts" / "scale.py")
+scale = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(scale)
+
+
+def apply(raw: dict, args: list[str]) -> dict:
+    """What ``dvc exp run -S k=v ...`` does to params.yaml's top level."""
+    for flag, kv in zip(args[::2], args[1::2], strict=True):
+        assert flag == "-S"
+        key, value = kv.split("=", 1)
+        raw[key] = yaml.safe_load(value)
+    return raw
+
+
+@pytest.fixture(scope="module")
+def params() -> Params:
+    return Params.load(ROOT / "params.yaml")
+
+
+def test_gpu_scale_runs_every_method_on_a_larger_model(params: Params) -> None:
+    cpu, gpu = params.get("default"), params.get("default_gpu")
+    assert gpu.data == cpu.data
+    assert gpu.model.embed_dim > cpu.model.embed_dim and gpu.train.max_steps > cpu.train.max_steps
+    assert set(params.methods_of("default")) < set(params.methods_of("default_gpu"))
+    assert set(params.methods_of("default_gpu")) == set(params.methods_of("default_all"))
+
+
+def test_dvc_switch_to_gpu_gives_a_params_file_that_loads(params: Params, tmp_path: Path) -> None:
+    args = scale.switch_args(params, "default_gpu", "dvc")
+    raw = apply(yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8")), args)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw), encoding="utf-8")
+    switched = Params.load(tmp_path / "params.yaml")
+    assert switched.experiment == "default_gpu"
+    assert switched.methods == params.methods_of("default_gpu")
+    back = scale.switch_args(switched, "default", "dvc")
+    assert shlex.join(back[:2]) == "-S experiment=default"
+
+
+def test_no_switch_when_selected_or_outside_the_default(params: Params) -> None:
+    assert scale.switch_args(params, "default", "dvc") == []
+    assert scale.switch_args(params, "default_gpu", "snakemake") == ["experiment=default_gpu"]
+    other = type(params).__new__(type(params))
+    object.__setattr__(other, "__dict__", {**params.__dict__, "experiment": "iwslt14"})
+    assert scale.switch_args(other, "default_gpu", "dvc") == []
+
+
+def test_auto_is_gpu_only_with_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert scale.resolve("auto") == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert scale.resolve("auto") == "gpu"
+    assert scale.resolve("cpu") == "cpu"
