@@ -256,6 +256,10 @@ class SampleConfig:
     """Sentence pairs in the sampled epoch; ``None``: the corpus size, sum_l n_l."""
     seed: Seed = 1
     per_source: PerSourceSampling = field(default_factory=PerSourceSampling)
+    redraw: Literal["epoch", "once"] = "epoch"
+    """``epoch``: the stage writes every training line once and the trainer draws each epoch's m_l lines of every
+    direction (and corpus) anew, seeded by (seed, epoch): fairseq's temperature sampling re-draws every epoch, so
+    a down-sampled corpus is eventually seen whole. ``once``: the stage writes one drawn epoch, reused."""
 
 
 @dataclass(frozen=True, kw_only=True)
