@@ -12,7 +12,7 @@ inconsistent settings raise :class:`~lsnmt.typed.ConfigError` naming the key pat
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -256,6 +256,10 @@ class SampleConfig:
     """Sentence pairs in the sampled epoch; ``None``: the corpus size, sum_l n_l."""
     seed: Seed = 1
     per_source: PerSourceSampling = field(default_factory=PerSourceSampling)
+    redraw: Literal["epoch", "once"] = "epoch"
+    """``epoch``: the stage writes every training line once and the trainer draws each epoch's m_l lines of every
+    direction (and corpus) anew, seeded by (seed, epoch): fairseq's temperature sampling re-draws every epoch, so
+    a down-sampled corpus is eventually seen whole. ``once``: the stage writes one drawn epoch, reused."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -340,6 +344,10 @@ class TrainConfig:
     """Clip the global gradient norm to this value (0: no clipping, fairseq's default)."""
     batching: Literal["direction", "mixed"] = "direction"
     """``direction``: every batch holds one direction (the papers' homogeneous batches); ``mixed``: any."""
+    batching_by_kind: dict[str, Literal["direction", "mixed"]] = field(default_factory=lambda: {"switch": "mixed"})
+    """Per-method-kind override of ``batching`` (:meth:`for_kind`). Default: Switch Transformer trains on
+    mixed-direction batches in every experiment (LMS-FD v1 Sec. 5, footnote 4: the one-direction batches "do not
+    apply to Switch Transformer"; v2 drops the footnote, v1 is followed)."""
     precision: Literal["fp32", "bf16", "fp16"] = "fp32"
     """Autocast dtype on GPU (CPU always runs fp32)."""
     seed: Seed = 1
@@ -376,6 +384,11 @@ class TrainConfig:
                              f"{self.keep_last} keeps fewer")
         if self.nodes > 1 and self.gpus_per_node < 1:
             raise FieldError("nodes", "several nodes need gpus_per_node >= 1")
+
+    def for_kind(self, kind: str | None) -> TrainConfig:
+        """These settings for a method of kind ``kind`` (``None``: naive): ``batching_by_kind`` applied."""
+        batching = self.batching_by_kind.get(kind or "naive", self.batching)
+        return self if batching == self.batching else replace(self, batching=batching)
 
     @property
     def world_size(self) -> int:

@@ -24,7 +24,10 @@ from models.ls.lms import LMSConfig, LMSFDConfig
 from models.ls.switch import SwitchConfig
 
 M = 10**6
-SMALL, BIG, BASE = (ModelConfig(arch=a) for a in ("transformer_small", "transformer_big", "transformer_base"))
+# Pre-norm as the authors' released scripts (fe1ixxu/LMS_FD runs/*.sh: --encoder/decoder-normalize-before): the final
+# encoder and decoder LayerNorms add 4 d parameters (2K-4K, far below the papers' rounding).
+SMALL, BIG, BASE = (ModelConfig(arch=a, normalize_before=True)
+                    for a in ("transformer_small", "transformer_big", "transformer_base"))
 EXP = {"iwslt14": (SMALL, 32_000, 9), "opus100": (BIG, 64_000, 95), "opus15": (BASE, 32_000, 16)}
 
 NOTE_FD = ("Sec. 3.1: every FFN becomes L=9 language FFNs plus one shared FFN (12 layers x 10 FFNs of 1.05M). "

@@ -94,7 +94,12 @@ class EncoderLayer(nn.Module):
         """``x (B, S, D)``, ``padding_mask (B, S)`` True at pads -> ``(B, S, D)``."""
         x = self.self_attn_block(x, lambda h: self.self_attn(h, langs, key_padding_mask=padding_mask,
                                                              causal=self.causal))
-        return self.ffn_block(x, lambda h: self.ffn(h, langs))
+        return self.ffn_block(x, lambda h: self.ffn(h, with_padding(langs, padding_mask)))
+
+
+def with_padding(langs: LangContext, padding_mask: Tensor | None) -> LangContext:
+    """``langs`` carrying the padding mask of a feed-forward call (unchanged when there is none)."""
+    return langs if padding_mask is None else langs.with_(padding=padding_mask)
 
 
 @dataclass(eq=False)
@@ -140,4 +145,4 @@ class DecoderLayer(nn.Module):
         x = self.cross_attn_block(
             x, lambda h: self.cross_attn(h, langs, memory, key_padding_mask=memory_padding_mask, cache=ca)
         )
-        return self.ffn_block(x, lambda h: self.ffn(h, langs))
+        return self.ffn_block(x, lambda h: self.ffn(h, with_padding(langs, self_padding_mask)))

@@ -12,6 +12,7 @@ With ``train.gpus_per_node`` > 1 or ``train.nodes`` > 1 the command re-executes 
 the end of a SLURM time limit) saves a checkpoint and exits with 128 + the signal number; the next run resumes.
 """
 
+import dataclasses
 import functools
 import logging
 import os
@@ -48,6 +49,7 @@ def _train(exp, method: str, argv: list[str]) -> None:  # noqa: ANN001
     _relaunch(exp, argv)
     kind, cfg = methods.resolve(exp, method)
     cfg = methods.bind(exp, method, kind, cfg)
+    exp = dataclasses.replace(exp, train=exp.train.for_kind(kind))  # per-kind batching (Switch: mixed)
     bin_dir, work_dir = layout.bin_dir(exp.name), Path("work") / exp.name / "ckpt" / method
     factory = functools.partial(build_transformer, method=kind, method_cfg=cfg)
     try:

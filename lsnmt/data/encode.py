@@ -1,6 +1,7 @@
 """The ``encode`` stage: text to token-id shards, one job per file, in parallel.
 
-Inputs are the sampled training epoch and the prepared valid / test / held-out test (``test.{corpus}``) /
+Inputs are the sampled training data (with ``sampling.json``, copied beside ``meta.json`` for the trainer's
+per-epoch draw) and the prepared valid / test / held-out test (``test.{corpus}``) /
 multi-way splits; outputs follow :mod:`lsnmt.data.layout`. ``meta.json``
 records the vocabulary, the special ids and, per shard, sentences and tokens.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import multiprocessing as mp
+import shutil
 from pathlib import Path
 
 import sentencepiece as spm
@@ -97,5 +99,7 @@ def encode(exp: Experiment, spm_dir: Path, sampled: Path, prepared: Path, out: P
         meta = {"vocab_size": sp.get_piece_size(), "bos": sp.bos_id(), "pad": sp.pad_id(), "eos": sp.eos_id(),
                 "unk": sp.unk_id(), "languages": list(exp.data.languages), "shards": dict(sorted(shards.items()))}
         write_json(tmp / "meta.json", meta)
+        if (sampled / "sampling.json").is_file():  # the trainer's per-epoch draw (lsnmt.data.sample.epoch_draw)
+            shutil.copyfile(sampled / "sampling.json", tmp / "sampling.json")
     log.info("encode: %d shards, %d tokens", len(shards), sum(v["tokens"] for v in shards.values()))
     return meta

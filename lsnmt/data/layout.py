@@ -10,10 +10,11 @@ Data moves one way::
                                      test.{corpus}/{src}-{tgt}.{src,tgt}  held-out test set of a corpus
                                      multiway/{corpus}.{lang}
                                      report.json (kept / dropped lines per direction and reason)
-    data/{exp}/sampled    sample     train/{src}-{tgt}.{src,tgt}, sampling.json
+    data/{exp}/sampled    sample     train/{src}-{tgt}.{src,tgt} (every line once), sampling.json (the plan the
+                                     trainer re-draws each epoch from)
     data/{exp}/spm        spm        spm.model, spm.vocab, symbols.json
     data/{exp}/bin        encode     {train,valid,test,test.{corpus}}/{src}-{tgt}.{src,tgt}.{bin,idx}
-                                     multiway/{corpus}.{lang}.{bin,idx}, meta.json
+                                     multiway/{corpus}.{lang}.{bin,idx}, meta.json, sampling.json
 
 The NER / QA tasks of ``task_cfg`` (``lsnmt/tasks``) keep their datasets' own formats::
 

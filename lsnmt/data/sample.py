@@ -17,7 +17,19 @@ share becomes the temperature share p_c of corpus c among the direction's
 corpora, i.e. m_c = p_c / (1 - p_c) * sum_{c' != c} n_c', but never below
 n_c / max_factor (LSL caps the factor at 10).
 
-The selection is Knuth's sequential Algorithm S: one pass over the file, O(1)
+**Per-epoch re-draw** (``sample.redraw: epoch``, the default). fairseq's temperature
+sampling (``SampledMultiEpochDataset``, the papers' toolkit) draws every epoch anew; a
+single draw reused for the whole run would never show a down-sampled corpus's other
+lines (at T = 5 about a quarter of OPUS-100's high-resource data). So the stage writes
+every line of each direction once (its corpora one after the other) and records the
+plan in ``sampling.json``: per direction and corpus its ``offset`` in the direction
+file, ``n`` and ``m``. The trainer (``lsnmt.train.batching``) calls
+:func:`epoch_lines` for each epoch: q = m // n copies of every line plus r = m mod n
+distinct lines drawn from a generator seeded by (seed, epoch, direction, corpus), so two
+epochs differ and every run draws the same epochs. ``redraw: once`` writes one drawn
+epoch instead, reused every epoch.
+
+The once-only selection is Knuth's sequential Algorithm S: one pass over the file, O(1)
 memory whatever the corpus size, exactly r lines chosen, each with equal
 probability; the random stream is seeded by (seed, direction, corpus).
 """
@@ -27,9 +39,11 @@ from __future__ import annotations
 import logging
 import math
 import random
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import numpy as np
 from tqdm import tqdm
 
 from lsnmt.config import Experiment, PerSourceSampling
@@ -97,6 +111,23 @@ def stream_sample(src: Path, tgt: Path, n: int, m: int, rng: random.Random, out_
                 out_tgt.write(b * k)
 
 
+def epoch_lines(n: int, m: int, seed: int, epoch: int, key: str) -> np.ndarray:
+    """Line indices ``(m,)`` of one epoch's draw of m out of n lines: every line q = m // n times and r = m mod n
+    distinct lines once more, the r drawn by a generator seeded by ``(seed, epoch, key)``; sorted."""
+    q, r = divmod(m, n)
+    rng = np.random.default_rng([seed, epoch, zlib.crc32(key.encode())])
+    extra = rng.choice(n, size=r, replace=False) if r else np.zeros(0, np.int64)
+    return np.sort(np.concatenate([np.repeat(np.arange(n, dtype=np.int64), q), extra.astype(np.int64)]))
+
+
+def epoch_draw(sampling: Mapping, direction: str, epoch: int) -> np.ndarray:
+    """Line indices into direction ``direction``'s file for epoch ``epoch`` of a ``sampling.json`` written with
+    ``redraw: epoch`` (each corpus at its ``offset``)."""
+    parts = [c["offset"] + epoch_lines(c["n"], c["m"], sampling["seed"], epoch, f"{direction}/{name}")
+             for name, c in sampling["directions"][direction]["corpora"].items() if c["n"] and c["m"]]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
 def plan(exp: Experiment, prepared: Path) -> dict:
     """Sizes, probabilities and sampled counts per direction and corpus (no text is read)."""
     cfg, corpora = exp.sample, {}
@@ -111,14 +142,16 @@ def plan(exp: Experiment, prepared: Path) -> dict:
     out = {}
     for k in corpora:
         per_corpus = apportion(counts[k], adjusted[k]) if counts[k] else dict.fromkeys(adjusted[k], 0)
+        offsets = np.cumsum([0, *corpora[k].values()]).tolist()
         out[k] = {"n": sizes[k], "p": probs[k], "m": counts[k],
                   "corpora": {c: {"n": corpora[k][c], "n_after_source_sampling": adjusted[k][c],
-                                  "m": per_corpus[c]} for c in corpora[k]}}
+                                  "m": per_corpus[c], "offset": offsets[i]} for i, c in enumerate(corpora[k])}}
     return out
 
 
 def sample(exp: Experiment, prepared: Path, out: Path) -> dict:
-    """Write the sampled epoch ``train/{src}-{tgt}.{src,tgt}`` and ``sampling.json`` atomically.
+    """Write ``train/{src}-{tgt}.{src,tgt}`` and ``sampling.json`` atomically: every line once (``redraw:
+    epoch``, the trainer draws each epoch) or the one sampled epoch (``redraw: once``).
 
     An experiment without training directions (``train_directions: none``, e.g. x-elm's monolingual mC4)
     gets an empty epoch and says so in ``sampling.json``.
@@ -137,11 +170,14 @@ def sample(exp: Experiment, prepared: Path, out: Path) -> dict:
             with open(tmp / "train" / f"{direction}.src", "wb") as fs, \
                  open(tmp / "train" / f"{direction}.tgt", "wb") as ft:
                 for corpus, c in st["corpora"].items():
-                    if c["n"] == 0 or c["m"] == 0:
+                    whole = exp.sample.redraw == "epoch"
+                    if c["n"] == 0 or (c["m"] == 0 and not whole):
                         continue
                     rng = random.Random(f"{exp.sample.seed}/{direction}/{corpus}")
                     d = prepared / "train" / direction
-                    stream_sample(d / f"{corpus}.src", d / f"{corpus}.tgt", c["n"], c["m"], rng, fs, ft)
+                    m = c["n"] if whole else c["m"]
+                    stream_sample(d / f"{corpus}.src", d / f"{corpus}.tgt", c["n"], m, rng, fs, ft)
             log.info("sample %s: n=%d p=%.4f m=%d", direction, st["n"], st["p"], st["m"])
-        write_json(tmp / "sampling.json", {"temperature": exp.sample.temperature, "directions": stats})
+        write_json(tmp / "sampling.json", {"temperature": exp.sample.temperature, "redraw": exp.sample.redraw,
+                                           "seed": exp.sample.seed, "directions": stats})
     return stats

@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 from lsnmt.config import Experiment
 from lsnmt.data.layout import test_set_subdir
-from lsnmt.decode.beam import beam_search
+from lsnmt.decode.beam import beam_search, max_lengths
 from lsnmt.io import DataError, atomic_dir
 from lsnmt.methods import bind, resolve, systems, with_route
 from lsnmt.train.corpus import Direction, Vocab, load_split
@@ -82,6 +82,7 @@ def translate_direction(model: torch.nn.Module, direction: Direction, exp: Exper
     """Best hypothesis (token ids) of every sentence of ``direction``, in corpus order."""
     cfg = exp.decode
     hyps = [None] * min(len(direction), cfg.max_sentences or len(direction))
+    cut = 0
     for idx in batches(direction, cfg.max_tokens, cfg.max_sentences):
         rows = [direction.src[int(i)] for i in idx]
         src = torch.full((len(rows), max(len(r) for r in rows) + 1), vocab.pad, dtype=torch.long)
@@ -93,7 +94,17 @@ def translate_direction(model: torch.nn.Module, direction: Direction, exp: Exper
                              max_len_a=cfg.max_len_a, max_len_b=cfg.max_len_b, eos=vocab.eos, pad=vocab.pad)
         for i, tokens in zip(idx.tolist(), result.tokens, strict=True):
             hyps[i] = tokens
+        limits = max_lengths(src, vocab.pad, cfg.max_len_a, cfg.max_len_b, model.max_positions - 1)
+        cut += at_limit(result.tokens, limits.tolist())
+    if cut:  # the length limit (fairseq's max_len_a 0, max_len_b 200 for the papers) must not truncate output
+        log.warning("%s: %d of %d hypotheses reached the length limit (%g x source + %d): raise decode.max_len_b",
+                    direction.name, cut, len(hyps), cfg.max_len_a, cfg.max_len_b)
     return hyps  # type: ignore[return-value]
+
+
+def at_limit(tokens: list[list[int]], limits: list[int]) -> int:
+    """Hypotheses that stopped at their length limit (a forced end: probably cut), not at their own EOS."""
+    return sum(len(t) >= n for t, n in zip(tokens, limits, strict=True))
 
 
 def translate_method(exp: Experiment, method: str, model_path: Path, spm_dir: Path, bin_dir: Path,

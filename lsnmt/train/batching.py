@@ -28,6 +28,12 @@ batches are sorted by key. After any prefix of the epoch each direction has thus
 used the same fraction of its sentences, i.e. directions are visited in
 proportion to their sampled sizes. Mixed batches are simply shuffled.
 
+**Per-epoch draw.** With a ``sampling.json`` of ``redraw: epoch`` beside the shards (the
+``sample`` stage wrote every line once), epoch ``e`` is not the shards themselves but the
+multiset :func:`lsnmt.data.sample.epoch_draw` draws for ``e`` in every direction (m_l
+lines, re-drawn each epoch as fairseq does); the random order and the batches above are
+then built over that multiset.
+
 **Stream.** Epochs follow each other as one endless stream of global batches;
 the cursor ``(epoch, offset)`` is the resumable state. An optimizer step takes
 the next ``world_size * update_freq`` global batches and rank ``r`` keeps the
@@ -38,8 +44,9 @@ shards whose union is what one process with ``update_freq * world_size`` sees.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -61,15 +68,24 @@ class Pool:
     src_sizes: np.ndarray  # (N,) with EOS
     tgt_sizes: np.ndarray  # (N,) with EOS
     keep: np.ndarray  # (N,) bool: within max_tokens and the position limits
+    sampling: Mapping[str, Any] | None = None
+    """``sampling.json`` of a ``redraw: epoch`` sample stage: each epoch draws its lines anew; ``None``: every
+    line once per epoch."""
 
     @classmethod
-    def build(cls, dirs: Sequence[Direction], cfg: TrainConfig) -> Pool:
+    def build(cls, dirs: Sequence[Direction], cfg: TrainConfig, sampling: Mapping[str, Any] | None = None) -> Pool:
         src = np.concatenate([d.src_sizes for d in dirs]) if dirs else np.zeros(0, np.int64)
         tgt = np.concatenate([d.tgt_sizes for d in dirs]) if dirs else np.zeros(0, np.int64)
         keep = ((src <= cfg.max_source_positions) & (tgt <= cfg.max_target_positions)
                 & (np.maximum(src, tgt) <= cfg.max_tokens))
         offsets = np.cumsum([0] + [len(d) for d in dirs])
-        pool = cls(dirs, offsets, src, tgt, keep)
+        if sampling is not None and sampling.get("redraw") != "epoch":
+            sampling = None
+        for d in dirs if sampling is not None else ():
+            n = sampling["directions"][d.name]["n"]
+            if n != len(d):
+                raise DataError(f"sampling.json has {n} lines of {d.name}, its shards {len(d)}: encode again")
+        pool = cls(dirs, offsets, src, tgt, keep, sampling)
         if (~keep).any():
             log.warning("skipping %d of %d sentences longer than max_tokens=%d or the position limits (%d, %d)",
                         int((~keep).sum()), len(keep), cfg.max_tokens, cfg.max_source_positions,
@@ -80,6 +96,16 @@ class Pool:
     def direction_of(self) -> np.ndarray:
         """``(N,)`` direction index of every sentence."""
         return np.repeat(np.arange(len(self.dirs)), np.diff(self.offsets))
+
+    def epoch_ids(self, epoch: int) -> np.ndarray:
+        """Global ids of epoch ``epoch``'s sentences that fit the limits, with repeats (up-sampling)."""
+        if self.sampling is None:
+            return np.flatnonzero(self.keep)
+        from lsnmt.data.sample import epoch_draw  # lazy: the data package is not needed without a plan
+
+        ids = np.concatenate([off + epoch_draw(self.sampling, d.name, epoch)
+                              for d, off in zip(self.dirs, self.offsets[:-1].tolist(), strict=True)])
+        return ids[self.keep[ids]]
 
     def rows(self, gids: np.ndarray) -> np.ndarray:
         """``(n, 2)`` (direction index, sentence index) of global ids ``gids``."""
@@ -117,7 +143,7 @@ def _interleave(bounds: Bounds, groups: np.ndarray, rng: np.random.Generator) ->
 def epoch_plan(pool: Pool, cfg: TrainConfig, seed: int, epoch: int) -> tuple[np.ndarray, Bounds]:
     """Epoch ``epoch``'s global ids in length order and its batches in schedule order."""
     rng = np.random.default_rng([seed, epoch])
-    perm = rng.permutation(np.flatnonzero(pool.keep))
+    perm = rng.permutation(pool.epoch_ids(epoch))
     homogeneous = cfg.batching == "direction"
     groups = pool.direction_of[perm] if homogeneous else np.zeros(len(perm), np.int64)
     order = perm[np.lexsort((pool.tgt_sizes[perm], pool.src_sizes[perm], groups))]

@@ -93,9 +93,17 @@ def fingerprint(exp: Experiment, bin_dir: Path, method: Mapping[str, Any] | None
             "meta": json.loads((bin_dir / "meta.json").read_text(encoding="utf-8"))}
     if method is not None:
         blob["method"] = method
+    if (plan := sampling_plan(bin_dir)) is not None:  # the per-epoch draw fixes the data of every step
+        blob["sampling"] = plan
     if exp.train.world_size > 1:  # the global batch holds update_freq batches per rank
         blob["world_size"] = exp.train.world_size
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def sampling_plan(bin_dir: Path) -> dict[str, Any] | None:
+    """``bin_dir/sampling.json`` (the sample stage's plan, copied by encode), or ``None``."""
+    path = bin_dir / "sampling.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
 def _config(exp: Experiment, vocab: Vocab, fp: str, method: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -132,7 +140,7 @@ def _setup(exp: Experiment, bin_dir: Path, dist: Dist, factory: ModelFactory,
                     padding_idx=vocab.pad).to(dist.device)
     optimizer = build_optimizer(model.parameters(), cfg, fused=dist.device.type == "cuda")
     scaler = torch.amp.GradScaler("cuda", enabled=dist.device.type == "cuda" and cfg.precision == "fp16")
-    stream = BatchStream(Pool.build(train_dirs, cfg), cfg, cfg.seed)
+    stream = BatchStream(Pool.build(train_dirs, cfg, sampling_plan(bin_dir)), cfg, cfg.seed)
     run = Run(cfg=cfg, vocab=vocab, dist=dist, model=model, net=model, optimizer=optimizer, scaler=scaler,
               train_dirs=train_dirs, stream=stream, criterion=criterion or default_criterion)
     return run, eval_plan(valid_dirs, cfg.max_tokens, dist, cfg.valid_max_sentences)

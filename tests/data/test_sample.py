@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lsnmt.config import PerSourceSampling
@@ -87,3 +90,59 @@ def test_per_source_downsampling_and_cap() -> None:
     capped = per_source_sizes({"wmt": 10, "ccmatrix": 1_000_000}, cfg)
     assert capped["ccmatrix"] == 100_000  # never below 1/max_factor
     assert per_source_sizes({"ccmatrix": 50}, cfg) == {"ccmatrix": 50}
+
+
+@pytest.mark.parametrize(("n", "m"), [(10, 3), (10, 10), (10, 25), (7, 0)])
+def test_epoch_lines_counts(n: int, m: int) -> None:
+    """Each epoch draws m lines: every line q = m // n times, r = m mod n distinct lines once more."""
+    from lsnmt.data.sample import epoch_lines
+
+    lines = epoch_lines(n, m, seed=1, epoch=0, key="en-de/opus")
+    counts = np.bincount(lines, minlength=n)
+    assert len(lines) == m and counts.min() >= m // n and counts.max() <= m // n + (m % n > 0)
+    assert int((counts > m // n).sum()) == m % n
+
+
+def test_two_epochs_of_the_sample_stage_differ_and_are_reproducible(tmp_path: Path) -> None:
+    """redraw: epoch (fairseq re-draws temperature-sampled data every epoch): the stage writes every line once, and
+    the draws of epochs 0 and 1 differ, are the same on every call, and together reach lines one epoch misses."""
+    from lsnmt.config import Experiment
+    from lsnmt.data.sample import epoch_draw, sample
+    from lsnmt.typed import build
+
+    prepared = tmp_path / "prepared"
+    for direction, n in {"en-de": 400, "en-sw": 20}.items():
+        d = prepared / "train" / direction
+        d.mkdir(parents=True)
+        (d / "corpus.src").write_text("".join(f"{direction} src {i}\n" for i in range(n)))
+        (d / "corpus.tgt").write_text("".join(f"{direction} tgt {i}\n" for i in range(n)))
+    exp = build(Experiment, {"data": {"languages": ["en", "de", "sw"], "sources": [],
+                                      "train_directions": "en-xx"},
+                             "sample": {"temperature": 5.0, "seed": 3}}, "")
+    sample(exp, prepared, tmp_path / "sampled")
+    assert len((tmp_path / "sampled/train/en-de.src").read_text().splitlines()) == 400  # every line, once
+    plan = json.loads((tmp_path / "sampled/sampling.json").read_text())
+    m = plan["directions"]["en-de"]["m"]
+    assert plan["redraw"] == "epoch" and m < 400  # T = 5: en-de is down-sampled
+    e0, e1 = (epoch_draw(plan, "en-de", e) for e in (0, 1))
+    assert len(e0) == len(e1) == m and not np.array_equal(e0, e1)
+    assert np.array_equal(e0, epoch_draw(plan, "en-de", 0))  # deterministic
+    assert len(np.union1d(e0, e1)) > len(np.unique(e0))  # the second epoch sees lines the first did not
+    assert len(epoch_draw(plan, "en-sw", 0)) == plan["directions"]["en-sw"]["m"] > 20  # up-sampled
+
+
+def test_the_trainer_pool_draws_each_epoch_anew(tmp_path: Path) -> None:
+    """The batching pool reads the plan: epoch e's sentences are epoch_draw's, with repeats when up-sampled."""
+    from lsnmt.train.batching import Pool
+    from lsnmt.train.corpus import Vocab, load_split
+    from tests.train.helpers import make_bin, tiny_experiment
+
+    root = make_bin(tmp_path / "bin", {"en-de": 50, "de-en": 10}, max_len=8)
+    exp = tiny_experiment()
+    corpora = {d: {"corpus": {"n": n, "m": m, "offset": 0}} for d, n, m in (("en-de", 50, 30), ("de-en", 10, 25))}
+    plan = {"redraw": "epoch", "seed": 1, "directions": {d: {"n": c["corpus"]["n"], "corpora": c}
+                                                         for d, c in corpora.items()}}
+    pool = Pool.build(load_split(root, "train", (("en", "de"), ("de", "en")), Vocab.load(root)), exp.train, plan)
+    e0, e1 = pool.epoch_ids(0), pool.epoch_ids(1)
+    assert len(e0) == 55 and not np.array_equal(e0, e1)
+    assert np.bincount(e0, minlength=60)[50:].min() >= 2  # de-en, 10 lines drawn 25 times

@@ -126,3 +126,10 @@ def test_length_limits() -> None:
     for hyp, n in zip(r.tokens, src_len.tolist(), strict=True):
         assert 2 <= len(hyp) <= int(0.5 * n + 1)
         assert EOS not in hyp and PAD not in hyp
+
+
+def test_hypotheses_at_the_length_limit_are_counted() -> None:
+    """translate warns when hypotheses stop at max_len_a * |x| + max_len_b (issue 18: none may be cut)."""
+    from lsnmt.decode.translate import at_limit
+
+    assert at_limit([[5, 6], [5, 6, 7], []], [3, 3, 1]) == 1

@@ -56,4 +56,62 @@ def test_model_places_experts_every_second_layer_and_reports_weighted_aux() -> N
     src, prev = random_batch(2, 5, 4, 13)
     model(src, prev, LangContext.single(0, 1, 2))
     aux = model.aux_loss()
-    assert aux is not None and 0.01 <= float(aux.detach()) / 2 <= 0.01 * 3  # 2 MoE layers, each in [w, w E]
+    layers = [m for m in model.modules() if isinstance(m, SwitchFFN)]
+    assert len(layers) == 2 and all(m.layers.count == 2 for m in layers)  # one encoder, one decoder MoE layer
+    assert aux is not None and 0.01 <= float(aux.detach()) <= 0.01 * 3  # the mean of 2 layers, each in [w, w E]
+    torch.testing.assert_close(aux, 0.01 * (layers[0]._aux + layers[1]._aux) / 2)  # mean over MoE layers
+
+
+def test_padding_takes_no_part_in_routing_capacity_or_balance() -> None:
+    """Pads are not routed: the real tokens' routing, capacity and balance loss are those of the batch without
+    the padded positions, and the pads' output is 0."""
+    torch.manual_seed(0)
+    layer = SwitchFFN(SPEC, SwitchConfig(experts=4, capacity_factor=1.0)).train()
+    x = torch.randn(2, 6, 16)
+    pad = torch.zeros(2, 6, dtype=torch.bool)
+    pad[1, 3:] = True  # the second sentence has 3 real tokens, 3 pads
+    x[1, 3:] = 100.0  # pads that would dominate routing if they were routed
+    out = layer(x, LangContext.single(0, 1, 2).with_(padding=pad))
+    assert torch.all(out[pad] == 0)
+    real = x[~pad]  # (9, D)
+    ref = layer(real.unsqueeze(0), LangContext.single(0, 1, 1))  # the 9 real tokens alone
+    torch.testing.assert_close(out[~pad], ref.squeeze(0))
+    probs = torch.softmax(layer.router(real), -1)
+    torch.testing.assert_close(layer._aux, balance_loss(probs, probs.argmax(-1)))
+    assert layer.capacity(9) == math.ceil(9 / 4)  # capacity counts the 9 real tokens, not 12
+
+
+def test_encoder_pads_reach_the_router_as_padding() -> None:
+    """The encoder layer hands its padding mask to the FFN: a padded batch routes like the unpadded sentences."""
+    cfg = SwitchConfig(experts=3, every=2, balance_weight=0.01)
+    model = build_transformer(tiny_config(), vocab_size=13, num_languages=3, method="switch", method_cfg=cfg).train()
+    src = torch.tensor([[5, 6, 7, 2], [8, 9, 2, 1]])  # pad id 1 after the second sentence
+    seen: list = []
+    model.encoder.layers[1].ffn.register_forward_pre_hook(lambda _m, args: seen.append(args[1].padding))
+    model.encoder(src, LangContext.single(0, 1, 2))
+    assert torch.equal(seen[0], src.eq(1))
+
+
+def test_eval_mode_drops_no_token() -> None:
+    """Decoding never drops a token (fairseq's MoE at inference): every token to one expert is still served."""
+    layer = SwitchFFN(SPEC, SwitchConfig(experts=4, capacity_factor=0.5)).eval()
+    with torch.no_grad():
+        layer.router.weight.zero_()
+        layer.router.weight[2] = 1.0  # every token with a positive sum goes to expert 2
+    x = torch.rand(2, 8, 16) + 0.1
+    out = layer(x, LangContext.single(0, 1, 2)).reshape(-1, 16)
+    assert layer.capacity(16) == 16 and torch.all(out.abs().sum(-1) > 0)
+    assert not layer.train().capacity(16) == 16  # training keeps the capacity factor
+
+
+def test_switch_trains_on_mixed_direction_batches_in_every_experiment() -> None:
+    """LMS-FD v1 Sec. 5 footnote 4: homogeneous batches do not apply to Switch; the other methods keep them."""
+    from pathlib import Path
+
+    from lsnmt.config import Params
+
+    params = Params.load(Path(__file__).resolve().parents[2] / "params.yaml")
+    for name, exp in params.experiments.items():
+        assert exp.train.for_kind("switch").batching == "mixed", name
+    assert params.get("opus100").train.for_kind("lms").batching == "direction"
+    assert params.get("opus100").train.for_kind(None).batching == "direction"

@@ -144,3 +144,15 @@ def test_eval_batches_are_deterministic_and_complete(corpus) -> None:
     got = eval_batches(d, 64)
     assert sorted(np.concatenate([b[:, 1] for b in got]).tolist()) == list(range(len(d)))
     assert [b.tolist() for b in got] == [b.tolist() for b in eval_batches(d, 64)]
+
+
+def test_a_switch_training_batch_holds_several_directions(corpus: tuple[Path, Vocab]) -> None:
+    """Switch's per-kind override (train.batching_by_kind, LMS-FD v1 footnote 4): with the experiment's
+    one-direction batching, a Switch run's batches mix directions; an LMS run's do not."""
+    pool = pool_of(corpus, max_tokens=256, batching="direction")
+    exp = tiny_experiment(max_tokens=256, batching="direction")
+    for kind, mixed in (("switch", True), ("lms", False)):
+        cfg = exp.train.for_kind(kind)
+        order, bounds = epoch_plan(pool, cfg, seed=1, epoch=0)
+        per_batch = [len(np.unique(pool.rows(order[a:b])[:, 0])) for a, b in bounds.tolist()]
+        assert (max(per_batch) > 1) is mixed, kind

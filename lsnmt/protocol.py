@@ -1,0 +1,179 @@
+"""The protocol table: every training and evaluation setting of each paper experiment, with its source.
+
+``PROTOCOL.md`` is generated from ``params.yaml`` (the values) and :data:`SOURCES` (where each value comes from:
+a paper section, the authors' released scripts, or "our choice" with the reason)::
+
+    python -m lsnmt.protocol > PROTOCOL.md
+
+``tests/test_protocol_table.py`` regenerates it and compares with the committed file, so a setting changed in
+params.yaml without the table following fails the suite; every row must have a source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from lsnmt.config import Experiment, Params
+from models.presets import resolve_dims
+
+LMSFD_SCRIPTS = "fe1ixxu/LMS_FD runs/train_opus_100.sh, train_opus_100_baseline.sh, train_opus_15.sh"
+
+
+def _model(e: Experiment) -> str:
+    d, m = resolve_dims(e.model), e.model
+    return (f"{m.arch}: {d.encoder_layers}+{d.decoder_layers} layers, d {d.embed_dim}, FFN {d.ffn_dim}, "
+            f"{d.heads} heads, {m.decoder} decoder, shared embeddings {'yes' if m.share_all_embeddings else 'no'}")
+
+
+def _batch(e: Experiment) -> str:
+    t = e.train
+    kinds = ", ".join(f"{k}: {v}" for k, v in sorted(t.batching_by_kind.items()))
+    return (f"{t.max_tokens} tokens x {t.update_freq} accumulation x {t.world_size} GPUs; {t.batching} batches "
+            f"({kinds}); positions <= {t.max_source_positions}/{t.max_target_positions}")
+
+
+def _sampling(e: Experiment) -> str:
+    s = e.sample
+    out = f"T = {s.temperature:g} over directions"
+    if s.per_source.downsample:
+        out += (f"; {', '.join(s.per_source.downsample)} down-sampled against the other sources at "
+                f"T = {s.per_source.temperature:g}, at most {s.per_source.max_factor:g}x")
+    return out + f"; drawn {'every epoch' if s.redraw == 'epoch' else 'once'}"
+
+
+def _checkpoint(e: Experiment) -> str:
+    t = e.train
+    return f"average of the last {t.average_last}" if t.final_checkpoint == "average" else t.final_checkpoint
+
+
+SETTINGS: dict[str, Callable[[Experiment], str]] = {
+    "model": _model,
+    "norm": lambda e: "pre-norm" if e.model.normalize_before else "post-norm",
+    "dropout": lambda e: (f"{e.model.dropout:g}, attention {e.model.attention_dropout:g}, "
+                          f"activation {e.model.activation_dropout:g}"),
+    "optimizer": lambda e: (f"Adam betas {tuple(e.train.adam_betas)}, eps {e.train.adam_eps:g}, weight decay "
+                            f"{e.train.weight_decay:g}, clip {e.train.clip_norm:g}"),
+    "lr schedule": lambda e: (f"inverse_sqrt, peak {e.train.lr:g}, {e.train.warmup_steps} warm-up from "
+                              f"{e.train.warmup_init_lr:g}"),
+    "batch": _batch,
+    "steps": lambda e: f"{e.train.max_steps}",
+    "precision": lambda e: e.train.precision,
+    "label smoothing": lambda e: f"{e.train.label_smoothing:g}",
+    "sampling": _sampling,
+    "vocabulary": lambda e: f"SentencePiece {e.spm.model_type}, {e.spm.vocab_size}",
+    "tags": lambda e: e.data.tags,
+    "checkpoint": _checkpoint,
+    "beam": lambda e: f"{e.decode.beam}",
+    "length penalty": lambda e: f"{e.decode.lenpen:g}",
+    "max length": lambda e: f"{e.decode.max_len_a:g} x source + {e.decode.max_len_b}",
+    "metric": lambda e: ", ".join(e.evaluate.metrics) + (
+        f" ({', '.join(f'{k}: {v}' for k, v in e.evaluate.bleu_tokenize.items())})" if e.evaluate.bleu_tokenize
+        else ""),
+}
+"""Setting -> its value in an experiment, as the table prints it."""
+
+FAIRSEQ_LENGTH = "not stated: fairseq-generate's defaults (the papers decode with fairseq)"
+SOURCES: dict[str, dict[str, str]] = {
+    "lmsfd": {
+        "model": "App. A (IWSLT'14 transformer_small, OPUS-100 transformer_big), App. D (OPUS-15 transformer_base)",
+        "norm": f"not in the paper: the authors' scripts ({LMSFD_SCRIPTS}); IWSLT'14 (no script): same, our choice",
+        "dropout": f"App. A (0.1); attention 0.1 and relu 0: {LMSFD_SCRIPTS}",
+        "optimizer": f"App. A (Adam, weight decay 0); betas, eps 1e-6, clip 0: {LMSFD_SCRIPTS}",
+        "lr schedule": f"App. A (inverse_sqrt, 5e-4, 8K warm-up); warm-up from 1e-7: {LMSFD_SCRIPTS}",
+        "batch": ("App. A (4096 tokens, 4x accumulation on OPUS-100, 4 GPUs, one-direction batches); Switch on "
+                  "mixed batches: v1 Sec. 5 footnote 4 (v2 drops it; v1 followed); 512 positions: the scripts"),
+        "steps": "App. A (150K IWSLT'14, 100K OPUS-100), App. D (50K OPUS-15)",
+        "precision": f"{LMSFD_SCRIPTS} (--fp16); IWSLT'14: our choice, the same",
+        "label smoothing": f"not in the paper: {LMSFD_SCRIPTS} (0.1)",
+        "sampling": ("App. A (T = 5 OPUS, T = 2 IWSLT'14); re-drawn every epoch as fairseq's "
+                     "translation_multi_simple_epoch does (the scripts' task)"),
+        "vocabulary": ("Sec. 5.2, App. A, D (32K / 64K SentencePiece); model type not stated: unigram, "
+                       "SentencePiece's default (our choice)"),
+        "tags": "App. A (target-language id before the source); the scripts' --encoder-langtok tgt",
+        "checkpoint": "the scripts (checkpoint_best.pt, --best-checkpoint-metric loss)",
+        "beam": "Sec. 5.2, App. A (5)",
+        "length penalty": "Sec. 5.2, App. A (1)",
+        "max length": FAIRSEQ_LENGTH + " (the scripts set none)",
+        "metric": "Sec. 3.2, 5.2 (sacreBLEU, FLORES-200 tokenizer); the scripts' sacrebleu -tok flores200",
+    },
+    "clm": {
+        "model": "App. B (Transformer-Base, share-all-embeddings); Sec. 4.2 (baselines' sizes)",
+        "norm": "not stated: fairseq's transformer default, post-norm (our choice)",
+        "dropout": "App. B (0.1); attention / activation dropout not stated: fairseq's defaults, 0 (our choice)",
+        "optimizer": ("App. B (Adam, betas 0.9 / 0.98); eps, weight decay, clipping not stated: fairseq's "
+                      "defaults (our choice)"),
+        "lr schedule": "App. B (Vaswani et al.'s schedule, peak 5e-4, 4000 warm-up)",
+        "batch": "App. B (4096 tokens, update_freq 4, 4 GPUs, sequences <= 100); one-direction batches: our choice",
+        "steps": "App. B (120K)",
+        "precision": "not stated: fp16 (our choice, fairseq recipes of the time)",
+        "label smoothing": "App. B (0.1)",
+        "sampling": "App. B (T = 5); re-drawn every epoch as fairseq does",
+        "vocabulary": "Sec. 4.1 (SentencePiece BPE, 64K OPUS-100 / WMT, 32K IWSLT-17)",
+        "tags": "App. B (target-language token on the source)",
+        "checkpoint": "App. B (average of the last 5 checkpoints)",
+        "beam": "App. B (4)",
+        "length penalty": "App. B (1.0)",
+        "max length": FAIRSEQ_LENGTH,
+        "metric": "Sec. 4.3 (detokenised case-sensitive sacreBLEU, 13a)",
+    },
+    "lsl": {
+        "model": "Sec. 4.1 (16+3 layers, 512 / 2048, 8 heads, shared embeddings); Sec. 4.2, 4.4 (decoders)",
+        "norm": "not stated: fairseq's transformer default, post-norm (our choice)",
+        "dropout": "Sec. 4.1 (\"we do not use any regularization\")",
+        "optimizer": "Sec. 4.1 (Adam, no weight decay); betas, eps, clipping not stated: fairseq's defaults",
+        "lr schedule": "Sec. 4.1 (inverse square root, 4e-4, 4000 warm-up)",
+        "batch": "not stated: 4096 tokens on each of 8 GPUs, one-direction batches (our choice)",
+        "steps": "Sec. 4.1 (150K)",
+        "precision": "Sec. 4.1 (fp16)",
+        "label smoothing": "Sec. 4.1 (no regularisation: 0)",
+        "sampling": ("App. B (T = 5 between data sources, CCMatrix down-sampled, at most 10x); between directions "
+                     "not stated: natural proportions, T = 1 (our assumption); re-drawn every epoch as fairseq does"),
+        "vocabulary": "Sec. 4 (SentencePiece 250K); model type not stated: unigram, SentencePiece's default",
+        "tags": "Sec. 4 (\"Tagging\": source and target language tags, corpus tags <HQ> / <LQ>)",
+        "checkpoint": "not stated: best validation loss (our choice)",
+        "beam": "not stated: 5, fairseq-generate's default",
+        "length penalty": "not stated: 1, fairseq-generate's default",
+        "max length": FAIRSEQ_LENGTH,
+        "metric": "Sec. 4 (chrF and spBLEU with the Flores-101 tokenizer)",
+    },
+}
+"""Paper -> setting -> where its value comes from (the same for every experiment of the paper)."""
+
+PAPER_MT = {"lmsfd": ("iwslt14", "opus100", "opus15"), "clm": ("opus100_clm", "wmt14", "iwslt17_zeroshot"),
+            "lsl": ("flores10_lsl", "flores10_lsl_zeroshot")}
+"""The translation experiments of each paper (``papers`` less x-elm's and the XLM-R tasks)."""
+
+
+def rows(params: Params) -> list[tuple[str, str, str, str, str]]:
+    """``(paper, experiment, setting, value, source)`` for every setting of every paper MT experiment."""
+    out = []
+    for paper, names in PAPER_MT.items():
+        for name in names:
+            exp = params.get(name)
+            for setting, value in SETTINGS.items():
+                out.append((paper, name, setting, value(exp), SOURCES[paper].get(setting, "")))
+    return out
+
+
+def render(params: Params) -> str:
+    """PROTOCOL.md: one table per experiment."""
+    lines = ["# Protocols of the paper experiments", "",
+             "Generated from params.yaml by `python -m lsnmt.protocol > PROTOCOL.md` (lsnmt/protocol.py holds the "
+             "sources); tests/test_protocol_table.py fails when the two differ. \"Our choice\" marks a setting "
+             "the paper and the authors' scripts leave open.", ""]
+    current = None
+    for paper, name, setting, value, source in rows(params):
+        if name != current:
+            current = name
+            lines += ["", f"## {name} ({paper})", "", "| setting | value | source |", "| --- | --- | --- |"]
+        lines.append(f"| {setting} | {value} | {source} |")
+    return "\n".join(lines[:4] + lines[5:]) + "\n"
+
+
+def main() -> None:
+    print(render(Params.load(Path(__file__).resolve().parent.parent / "params.yaml")), end="")
+
+
+if __name__ == "__main__":
+    main()
