@@ -56,6 +56,7 @@ def test_bad_claims_stop_at_load(tmp_path: Path, changes: dict[str, Any], messag
 
 def test_only_the_default_experiment_configures_a_claim() -> None:
     params = Params.load(ROOT / "params.yaml")
-    assert [n for n, e in params.experiments.items() if e.claim is not None] == ["default"]
+    assert [n for n, e in params.experiments.items() if e.claim is not None] == ["default", "default_gpu"]
+    assert params.get("default_gpu").claim == params.get("default").claim  # the same claim at both scales
     claim = params.get("default").claim
     assert claim.model.embed_dim == 16 and {m["kind"] for m in claim.methods.values()} == {"lms", "fd", "lsl"}
