@@ -4,7 +4,8 @@
 language-specific method: ``kind`` picks the entry of ``models.ls.LS_KINDS`` and
 the other keys are built into that kind's frozen config dataclass (unknown keys
 and wrong types raise :class:`~lsnmt.typed.ConfigError` naming the key path). The
-name ``naive`` is the plain multilingual model and needs no entry.
+name ``naive`` is the plain multilingual model, an entry without settings (``naive: {kind: naive}``), so that
+each ``train@<method>`` tracks exactly its own entry (``lsnmt.graph.table``).
 
 A method may take part of its architecture from another stage's output: an LSL
 method with ``architecture: <search>`` (LSL-NAS) trains the layout that the
@@ -206,7 +207,9 @@ def check(params: Params) -> None:
         for name, entry in exp.method_cfg.items():
             path = f"experiments.{exp_name}.method_cfg.{name}"
             if name == NAIVE:
-                raise ConfigError(f"{path}: `naive` is the plain model and takes no method_cfg entry")
+                if entry != {"kind": NAIVE}:
+                    raise ConfigError(f"{path}: `naive` is the plain model: write it as `naive: {{kind: naive}}`")
+                continue
             kind, cfg = typed_entry(entry, path)
             _check_shape(LS_KINDS[kind].model, cfg, exp, path)
             search = getattr(cfg, "architecture", None)
@@ -274,10 +277,12 @@ def _check_lists(params: Params, exp_name: str) -> None:
             if not (naive and name == NAIVE) and name not in defined:
                 known = ", ".join(([NAIVE] if naive else []) + list(defined)) or "none"
                 what = "neither naive nor a key" if naive else "not a key"
+                hint = " (`naive: {kind: naive}` too: each train@<method> tracks its method_cfg entry)" \
+                    if name == NAIVE else ""
                 raise ConfigError(f"{where}[{i}]: {name!r} is {what} of experiments.{exp_name}.{section} "
-                                  f"(known: {known}){inherited}")
+                                  f"(known: {known}){inherited}{hint}")
 
-    check_list("methods", exp.method_cfg, "method_cfg", naive=True)
+    check_list("methods", exp.method_cfg, "method_cfg", naive=False)
     check_list("tasks", exp.task_cfg, "task_cfg", naive=False)
     if params.jobs_of(exp_name, "tasks"):
         check_list("task_methods", exp.task_method_cfg, "task_method_cfg", naive=True)
