@@ -1,5 +1,8 @@
 # One graph, two front ends: this Snakefile and dvc.yaml declare the same stages with the same
-# commands and outputs (tests/test_wiring.py holds them together). Every knob lives in params.yaml.
+# commands and outputs (tests/test_wiring.py holds them together). Both come from one stage table,
+# lsnmt/graph/table.py: dvc.yaml is generated from it (python -m lsnmt.graph.dvc), and each rule here takes its
+# params (the rerun trigger: exactly the keys the stage reads) and its code inputs (what stages/<name>.py imports)
+# from it. Every knob lives in params.yaml.
 #   snakemake --cores 2                           # the experiment named in params.yaml
 #   snakemake --cores 2 --config experiment=iwslt14
 #   snakemake --profile slurm                     # on a SLURM cluster (slurm/config.yaml)
@@ -12,7 +15,7 @@
 import sys
 
 sys.path.insert(0, workflow.basedir)
-from lsnmt.config import Params, TrainConfig  # noqa: E402
+from lsnmt.config import Params, TrainConfig  # noqa: E402  (light: no torch)
 from lsnmt.graph.snakemake import code, params  # noqa: E402  (the stage table: code inputs, params)
 from lsnmt.launch import job_resources  # noqa: E402
 from lsnmt.typed import build, load_yaml  # noqa: E402

@@ -16,8 +16,9 @@ from lsnmt.graph.table import BY_NAME  # noqa: E402
 def main(argv: list[str]) -> None:
     assert argv[0] == "-m" and argv[1].startswith("stages."), argv
     stage = BY_NAME[argv[1].removeprefix("stages.")]
-    flags = dict(zip(argv[2::2], argv[3::2]))
-    wild = {"exp": flags.get("--experiment", ""), **{k: flags.get(f"--{k}", "") for k in ("method", "expert", "target")}}
+    flags = dict(zip(argv[2::2], argv[3::2], strict=True))
+    wild = {"exp": flags.get("--experiment", ""),
+            **{k: flags.get(f"--{k}", "") for k in ("method", "expert", "target")}}
     for out in stage.outs:
         path = Path(out.path.format_map(wild))
         if path.suffix:

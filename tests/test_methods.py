@@ -10,7 +10,7 @@ import yaml
 from lsnmt import methods
 from lsnmt.config import Params
 from lsnmt.typed import ConfigError
-from models.ls import LS_KINDS
+from models.ls import LS_KINDS, criterion
 from models.ls.lms import LMSConfig, LMSFDConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +39,7 @@ def test_every_default_method_can_be_listed(tmp_path: Path) -> None:
     kinds = {name: methods.resolve(exp, name)[0] for name in params.methods}
     assert kinds["naive"] is None and set(kinds.values()) - {None} == set(LS_KINDS)
     assert methods.resolve(exp, "lms_fd")[1] == LMSFDConfig(rank=8, route="share")
-    assert methods.criterion("fd") is not None and methods.criterion("lms") is None
+    assert criterion("fd") is not None and criterion("lms") is None
 
 
 CLM_DEFAULTS = ("sclm", "mclm", "sclm_e", "sclm_d", "mclm_e", "mclm_d", "clm_dedicated", "sclm_top", "mclm_top",
