@@ -1,5 +1,8 @@
 # One graph, two front ends: this Snakefile and dvc.yaml declare the same stages with the same
-# commands and outputs (tests/test_wiring.py holds them together). Every knob lives in params.yaml.
+# commands and outputs (tests/test_wiring.py holds them together). Both come from one stage table,
+# lsnmt/graph/table.py: dvc.yaml is generated from it (python -m lsnmt.graph.dvc), and each rule here takes its
+# params (the rerun trigger: exactly the keys the stage reads) and its code inputs (what stages/<name>.py imports)
+# from it. Every knob lives in params.yaml.
 #   snakemake --cores 2                           # the experiment named in params.yaml
 #   snakemake --cores 2 --config experiment=iwslt14
 #   snakemake --profile slurm                     # on a SLURM cluster (slurm/config.yaml)
@@ -10,10 +13,10 @@
 # or all of a paper's, runs by name.
 
 import sys
-from glob import glob
 
 sys.path.insert(0, workflow.basedir)
 from lsnmt.config import Params, TrainConfig  # noqa: E402  (light: no torch)
+from lsnmt.graph.snakemake import code, params  # noqa: E402  (the stage table: code inputs, params)
 from lsnmt.launch import job_resources  # noqa: E402
 from lsnmt.typed import build, load_yaml  # noqa: E402
 
@@ -50,20 +53,10 @@ def methods_of(exp):
     return jobs_of(exp, "methods")
 
 
-DATA_CODE = ["lsnmt/config.py", "lsnmt/typed.py", "lsnmt/io.py", "lsnmt/languages.py", "lsnmt/cli.py"]
-MODEL_CODE = sorted(glob("models/**/*.py", recursive=True))
-TRAIN_CODE = sorted(glob("lsnmt/train/*.py"))
-DECODE_CODE = sorted(glob("lsnmt/decode/*.py"))
-EVAL_CODE = sorted(glob("lsnmt/eval/*.py"))
-REPORT_CODE = sorted(glob("lsnmt/report/**/*.py", recursive=True))
-TASK_CODE = sorted(glob("lsnmt/tasks/*.py"))
-CLAIM_CODE = sorted(glob("lsnmt/claim/*.py"))
-XELM_CODE = sorted(glob("lsnmt/xelm/*.py")) + ["models/lm.py", "models/layers.py", "models/attention.py",
-                                               "models/embedding.py", "lsnmt/data/spm.py", "lsnmt/data/shards.py"]
-
-
-def section(name):
-    return lambda w: EXPERIMENTS[w.exp].get(name, {})
+def tracked(name):
+    """Rule params of stage `name`: the params.yaml keys dvc.yaml tracks (lsnmt/graph/table.py), for the job's
+    experiment and method; a change reruns the job (Snakemake's `params` trigger)."""
+    return params(name, EXPERIMENTS, jobs_of, EXP)
 
 
 def setting(name, key, default):
@@ -128,12 +121,12 @@ rule all:
 
 rule download:
     input:
-        "stages/download.py", "lsnmt/data/download.py", "lsnmt/data/fetch.py", sorted(glob("lsnmt/data/sources/*.py")),
-        "embedded/MANIFEST.tsv", DATA_CODE,
+        "embedded/MANIFEST.tsv",
+        code("download"),
     output:
         directory("data/{exp}/raw"),
     params:
-        data=section("data"), download=section("download"), task_cfg=section("task_cfg"),
+        **tracked("download"),
     log:
         "logs/{exp}/download.log",
     shell:
@@ -142,11 +135,12 @@ rule download:
 
 rule prepare:
     input:
-        "data/{exp}/raw", "stages/prepare.py", "lsnmt/data/prepare.py", "lsnmt/data/tags.py", DATA_CODE,
+        "data/{exp}/raw",
+        code("prepare"),
     output:
         directory("data/{exp}/prepared"),
     params:
-        data=section("data"), prepare=section("prepare"),
+        **tracked("prepare"),
     log:
         "logs/{exp}/prepare.log",
     shell:
@@ -155,11 +149,12 @@ rule prepare:
 
 rule sample:
     input:
-        "data/{exp}/prepared", "stages/sample.py", "lsnmt/data/sample.py", DATA_CODE,
+        "data/{exp}/prepared",
+        code("sample"),
     output:
         directory("data/{exp}/sampled"),
     params:
-        sample=section("sample"),
+        **tracked("sample"),
     log:
         "logs/{exp}/sample.log",
     shell:
@@ -168,11 +163,12 @@ rule sample:
 
 rule spm:
     input:
-        "data/{exp}/prepared", "stages/spm.py", "lsnmt/data/spm.py", "lsnmt/data/tags.py", DATA_CODE,
+        "data/{exp}/prepared",
+        code("spm"),
     output:
         directory("data/{exp}/spm"),
     params:
-        spm=section("spm"),
+        **tracked("spm"),
     log:
         "logs/{exp}/spm.log",
     threads: setting("spm", "threads", 2)
@@ -182,12 +178,12 @@ rule spm:
 
 rule encode:
     input:
-        "data/{exp}/spm", "data/{exp}/sampled", "data/{exp}/prepared", "stages/encode.py", "lsnmt/data/encode.py",
-        "lsnmt/data/shards.py", DATA_CODE,
+        "data/{exp}/spm", "data/{exp}/sampled", "data/{exp}/prepared",
+        code("encode"),
     output:
         directory("data/{exp}/bin"),
     params:
-        encode=section("encode"),
+        **tracked("encode"),
     log:
         "logs/{exp}/encode.log",
     threads: setting("encode", "workers", 2)
@@ -197,12 +193,12 @@ rule encode:
 
 rule search:
     input:
-        "data/{exp}/bin", "stages/search.py", "lsnmt/search.py", "lsnmt/methods.py", "lsnmt/eval/tsne.py", TRAIN_CODE,
-        MODEL_CODE, DATA_CODE,
+        "data/{exp}/bin",
+        code("search"),
     output:
         directory("results/{exp}/search"),
     params:
-        model=section("model"), train=section("train"), search=section("search"),
+        **tracked("search"),
     log:
         "logs/{exp}/search.log",
     threads: 2
@@ -214,13 +210,13 @@ rule search:
 
 rule train:
     input:
-        "data/{exp}/bin", "results/{exp}/search", "stages/train.py", "lsnmt/methods.py", "lsnmt/launch.py",
-        TRAIN_CODE, MODEL_CODE, DATA_CODE,
+        "data/{exp}/bin", "results/{exp}/search",
+        code("train"),
     output:
         "results/{exp}/train/{method}/model.pt",
         "results/{exp}/train/{method}/curve.tsv",
     params:
-        model=section("model"), train=section("train"),
+        **tracked("train"),
     log:
         "logs/{exp}/train/{method}.log",
     threads: 2
@@ -238,12 +234,12 @@ rule train:
 # subfolder {method}/{route}, which evaluate scores as the system <method>_<route> (lsnmt/methods.py).
 rule translate:
     input:
-        "results/{exp}/train/{method}/model.pt", "data/{exp}/spm", "data/{exp}/bin", "stages/translate.py",
-        DECODE_CODE, MODEL_CODE, DATA_CODE,
+        "results/{exp}/train/{method}/model.pt", "data/{exp}/spm", "data/{exp}/bin",
+        code("translate"),
     output:
         directory("results/{exp}/translate/{method}"),
     params:
-        decode=section("decode"),
+        **tracked("translate"),
     log:
         "logs/{exp}/translate/{method}.log",
     threads: 2
@@ -257,11 +253,12 @@ rule evaluate:
     input:
         lambda w: expand("results/{exp}/translate/{method}", exp=w.exp, method=methods_of(w.exp)),
         lambda w: expand("results/{exp}/train/{method}/model.pt", exp=w.exp, method=methods_of(w.exp)),
-        "data/{exp}/prepared", "data/{exp}/spm", "data/{exp}/bin", "stages/evaluate.py", EVAL_CODE, DATA_CODE,
+        "data/{exp}/prepared", "data/{exp}/spm", "data/{exp}/bin",
+        code("evaluate"),
     output:
         directory("results/{exp}/evaluate"),
     params:
-        evaluate=section("evaluate"), methods=lambda w: methods_of(w.exp),
+        **tracked("evaluate"),
     log:
         "logs/{exp}/evaluate.log",
     threads: 2
@@ -271,11 +268,12 @@ rule evaluate:
 
 rule task_prep:
     input:
-        "data/{exp}/raw", "stages/task_prep.py", TASK_CODE, DATA_CODE,
+        "data/{exp}/raw",
+        code("task_prep"),
     output:
         directory("data/{exp}/tasks"),
     params:
-        tasks=lambda w: jobs_of(w.exp, "tasks"), task_cfg=section("task_cfg"),
+        **tracked("task_prep"),
     log:
         "logs/{exp}/task_prep.log",
     shell:
@@ -284,14 +282,12 @@ rule task_prep:
 
 rule task_train:
     input:
-        "data/{exp}/tasks", "stages/task_train.py", TASK_CODE, MODEL_CODE, "lsnmt/train/checkpoint.py",
-        "lsnmt/accounting.py", "lsnmt/methods.py", DATA_CODE,
+        "data/{exp}/tasks",
+        code("task_train"),
     output:
         directory("results/{exp}/tasks"),
     params:
-        tasks=lambda w: jobs_of(w.exp, "tasks"), task_methods=lambda w: jobs_of(w.exp, "task_methods"),
-        task_cfg=section("task_cfg"),
-        task_method_cfg=section("task_method_cfg"),
+        **tracked("task_train"),
     log:
         "logs/{exp}/task_train.log",
     threads: 2
@@ -303,10 +299,12 @@ rule task_train:
 
 rule task_eval:
     input:
-        "results/{exp}/tasks", "data/{exp}/tasks", "stages/task_eval.py", TASK_CODE, "lsnmt/eval/aggregate.py",
-        DATA_CODE,
+        "results/{exp}/tasks", "data/{exp}/tasks",
+        code("task_eval"),
     output:
         directory("results/{exp}/task_eval"),
+    params:
+        **tracked("task_eval"),
     log:
         "logs/{exp}/task_eval.log",
     shell:
@@ -315,10 +313,11 @@ rule task_eval:
 
 rule params:
     input:
-        "stages/params.py", "lsnmt/accounting.py", "lsnmt/paper_row.py", sorted(glob("lsnmt/rows_*.py")), MODEL_CODE,
-        "lsnmt/tasks/data.py",
+        code("params"),
     output:
         "reports/params.csv",
+    params:
+        **tracked("params"),
     log:
         "logs/params.log",
     shell:
@@ -328,13 +327,11 @@ rule params:
 # ours only: the papers' central claim at small scale (lsnmt/claim/); without a `claim` section: "not configured"
 rule claim:
     input:
-        "stages/claim.py", CLAIM_CODE, "lsnmt/methods.py", "lsnmt/accounting.py", "lsnmt/data/synthetic.py",
-        "lsnmt/data/shards.py", "lsnmt/eval/significance.py", "lsnmt/eval/degenerate.py", "lsnmt/report/figures.py",
-        DECODE_CODE, TRAIN_CODE, MODEL_CODE, DATA_CODE,
+        code("claim"),
     output:
         directory("results/{exp}/claim"),
     params:
-        claim=section("claim"),
+        **tracked("claim"),
     log:
         "logs/{exp}/claim.log",
     threads: setting("claim", "cpu_threads", 1)
@@ -344,11 +341,12 @@ rule claim:
 
 rule lm_data:
     input:
-        "data/{exp}/prepared", "data/{exp}/spm", "stages/lm_data.py", XELM_CODE, DATA_CODE,
+        "data/{exp}/prepared", "data/{exp}/spm",
+        code("lm_data"),
     output:
         directory("data/{exp}/lm"),
     params:
-        xelm=section("xelm"), spm=section("spm"),
+        **tracked("lm_data"),
     log:
         "logs/{exp}/xelm/lm_data.log",
     shell:
@@ -357,11 +355,12 @@ rule lm_data:
 
 rule cluster:
     input:
-        "data/{exp}/lm", "stages/cluster.py", XELM_CODE, DATA_CODE,
+        "data/{exp}/lm",
+        code("cluster"),
     output:
         directory("results/{exp}/xelm/cluster"),
     params:
-        xelm=section("xelm"),
+        **tracked("cluster"),
     log:
         "logs/{exp}/xelm/cluster.log",
     shell:
@@ -370,11 +369,12 @@ rule cluster:
 
 rule lm_seed:
     input:
-        "data/{exp}/lm", "stages/lm_seed.py", XELM_CODE, TRAIN_CODE, DATA_CODE,
+        "data/{exp}/lm",
+        code("lm_seed"),
     output:
         directory("results/{exp}/xelm/seed"),
     params:
-        xelm=section("xelm"),
+        **tracked("lm_seed"),
     log:
         "logs/{exp}/xelm/lm_seed.log",
     resources:
@@ -385,12 +385,12 @@ rule lm_seed:
 
 rule lm_expert:
     input:
-        "data/{exp}/lm", "results/{exp}/xelm/cluster", "results/{exp}/xelm/seed", "stages/lm_expert.py", XELM_CODE,
-        TRAIN_CODE, DATA_CODE,
+        "data/{exp}/lm", "results/{exp}/xelm/cluster", "results/{exp}/xelm/seed",
+        code("lm_expert"),
     output:
         directory("results/{exp}/xelm/experts/{expert}"),
     params:
-        xelm=section("xelm"),
+        **tracked("lm_expert"),
     log:
         "logs/{exp}/xelm/lm_expert/{expert}.log",
     resources:
@@ -405,11 +405,11 @@ rule lm_hmr:
         # the donor's typology expert is one of the main_k ones (which one: cluster/donors.json)
         lambda w: expand("results/{exp}/xelm/experts/typology-k{k}-e{e}", exp=w.exp, k=xelm_main_k(w.exp),
                          e=range(xelm_main_k(w.exp))),
-        "stages/lm_hmr.py", XELM_CODE, TRAIN_CODE, DATA_CODE,
+        code("lm_hmr"),
     output:
         directory("results/{exp}/xelm/hmr/{target}"),
     params:
-        xelm=section("xelm"),
+        **tracked("lm_hmr"),
     log:
         "logs/{exp}/xelm/lm_hmr/{target}.log",
     resources:
@@ -420,12 +420,12 @@ rule lm_hmr:
 
 rule lm_lapt:
     input:
-        "data/{exp}/lm", "results/{exp}/xelm/cluster", "results/{exp}/xelm/experts/dense-k1-e0", "stages/lm_lapt.py",
-        XELM_CODE, TRAIN_CODE, DATA_CODE,
+        "data/{exp}/lm", "results/{exp}/xelm/cluster", "results/{exp}/xelm/experts/dense-k1-e0",
+        code("lm_lapt"),
     output:
         directory("results/{exp}/xelm/lapt"),
     params:
-        xelm=section("xelm"),
+        **tracked("lm_lapt"),
     log:
         "logs/{exp}/xelm/lm_lapt.log",
     resources:
@@ -439,11 +439,12 @@ rule lm_eval:
         "data/{exp}/lm", "results/{exp}/xelm/cluster", "results/{exp}/xelm/seed",
         lambda w: expand("results/{exp}/xelm/experts/{expert}", exp=w.exp, expert=jobs_of(w.exp, "xelm_experts")),
         lambda w: expand("results/{exp}/xelm/hmr/{target}", exp=w.exp, target=jobs_of(w.exp, "xelm_targets")),
-        "results/{exp}/xelm/lapt", "stages/lm_eval.py", XELM_CODE, DATA_CODE,
+        "results/{exp}/xelm/lapt",
+        code("lm_eval"),
     output:
         directory("results/{exp}/xelm/eval"),
     params:
-        xelm=section("xelm"),
+        **tracked("lm_eval"),
     log:
         "logs/{exp}/xelm/lm_eval.log",
     resources:
@@ -456,11 +457,11 @@ rule lm_icl:
     input:
         "data/{exp}/lm", "results/{exp}/xelm/cluster", "results/{exp}/xelm/seed",
         lambda w: expand("results/{exp}/xelm/experts/{expert}", exp=w.exp, expert=jobs_of(w.exp, "xelm_experts")),
-        "stages/lm_icl.py", XELM_CODE, DATA_CODE,
+        code("lm_icl"),
     output:
         directory("results/{exp}/xelm/icl"),
     params:
-        xelm=section("xelm"),
+        **tracked("lm_icl"),
     log:
         "logs/{exp}/xelm/lm_icl.log",
     resources:
@@ -473,13 +474,15 @@ rule report:
     input:
         # the run's results (every experiment of a paper with --config paper=P); the stage reads whatever exists
         [out for exp in TARGETS for out in report_inputs(exp)],
-        "reports/params.csv", "reports/paper", "stages/report.py",
-        REPORT_CODE, "lsnmt/claim/table.py", "lsnmt/claim/figure.py", DATA_CODE,
+        "reports/params.csv", "reports/paper",
+        code("report"),
     output:
         report("reports/README.md", category="Index", caption="reports/workflow.rst"),
         directory("reports/tables"),
         report(directory("reports/figures"), patterns=["{paper}/{name}.png"], category="Figures",
                subcategory="{paper}", labels={"paper": "{paper}", "figure": "{name}"}),
+    params:
+        **tracked("report"),
     log:
         f"logs/{EXP}/report.log",
     shell:

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from lsnmt.config import Experiment, Params
+from lsnmt.io import DataError
 from lsnmt.typed import ConfigError
 
 
@@ -50,8 +51,6 @@ def stage_args(name: str, argv: list[str] | None = None, **extra: str) -> tuple[
 
 def guarded(name: str, call) -> None:  # noqa: ANN001
     """Run ``call()``; bad data or a diverged run is logged as one clear line and exits 1."""
-    from lsnmt.io import DataError
-
     try:
         call()
     except (DataError, FloatingPointError) as exc:

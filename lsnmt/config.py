@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from lsnmt.languages import is_known
+from lsnmt.method_schema import check as check_methods
 from lsnmt.tasks.config import TaskConfig
 from lsnmt.typed import (
     ConfigError,
@@ -34,6 +35,7 @@ from lsnmt.typed import (
     load_yaml,
 )
 from lsnmt.xelm.config import XelmConfig, expert_ids
+from models.config.model import ModelConfig
 
 Split = Literal["train", "valid", "test", "multiway"]
 DirectionSet = Literal["en-centric", "en-xx", "xx-en", "all", "en-centric+groups", "none"]
@@ -281,46 +283,6 @@ class SpmConfig:
 class EncodeConfig:
     workers: Count = 2
     """Processes that encode directions in parallel."""
-
-
-def check_heads(model: ModelConfig, key: str = "heads") -> None:
-    """Attention splits the width into ``heads`` equal parts: ``embed_dim`` (or the preset's) must be a multiple of
-    ``heads`` (or the preset's). Raises :class:`FieldError` on ``key``."""
-    from models.presets import PRESETS  # lazy: models.presets imports this module (it imports no torch)
-
-    preset = PRESETS[model.arch]
-    width = preset.embed_dim if model.embed_dim is None else model.embed_dim
-    heads = preset.heads if model.heads is None else model.heads
-    if width % heads:
-        raise FieldError(key, f"embed_dim {width} is not a multiple of heads {heads} (unset values come from "
-                         f"the {model.arch} preset)")
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelConfig:
-    """Encoder-decoder Transformer with fairseq semantics (``models/``)."""
-
-    arch: Literal["transformer_small", "transformer_base", "transformer_big"] = "transformer_small"
-    """Preset: small = IWSLT (512/1024/4 heads), base = 512/2048/8, big = 1024/4096/16; all 6+6."""
-    embed_dim: Count | None = None
-    ffn_dim: Count | None = None
-    heads: Count | None = None
-    encoder_layers: Count | None = None
-    decoder_layers: Count | None = None
-    """``None`` keeps the preset's value; set any of them to override it (e.g. 16+3, hidden 640)."""
-    dropout: Rate = 0.1
-    attention_dropout: Rate = 0.0
-    activation_dropout: Rate = 0.0
-    normalize_before: bool = False
-    """Pre-norm (True) or fairseq's default post-norm (False)."""
-    share_all_embeddings: bool = True
-    """One embedding matrix for encoder input, decoder input and output projection."""
-    max_positions: Count = 1024
-    decoder: Literal["shared", "per-target"] = "shared"
-    """``per-target``: one decoder per target language (LSL paper's separate decoders)."""
-
-    def __post_init__(self) -> None:
-        check_heads(self, "heads")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -575,13 +537,6 @@ OWN_LISTS = ("methods", "tasks", "task_methods")
 """Job lists an experiment may set for itself (``None``: the top-level list)."""
 
 
-def _check_methods(params: Params) -> None:
-    """Build every ``method_cfg`` entry into its kind's typed config; check the names in ``methods``."""
-    from lsnmt.methods import check  # lazy: lsnmt.methods imports models.ls, which imports this module
-
-    check(params)
-
-
 @dataclass(frozen=True, kw_only=True)
 class Params:
     experiment: SafeName
@@ -657,7 +612,7 @@ class Params:
         raw = load_yaml(path)
         try:
             params = build(cls, raw, "")
-            _check_methods(params)
+            check_methods(params)  # every method entry builds into its kind's config
         except ConfigError as exc:
             raise ConfigError(f"{path}: {exc}") from None
         return params.with_names()

@@ -9,13 +9,14 @@ Share and LS systems are one model decoded through two routes, ``lsnmt/methods.p
 
 - ``A``: parameters a training token passes through: :func:`lsnmt.accounting.inference_params` of the model
   the pipeline builds (the experiment's languages and vocabulary), direction pivot -> first other language.
-  A Switch layer routes a token to one expert, so Switch counts as its dense twin (the router is negligible).
+  A Switch layer routes a token to one expert, so Switch counts as its dense twin (the router is negligible;
+  the kind's trait ``dense_equivalent``, ``models/config/kinds.py``).
 - ``B``: tokens per update on each side, ``max_tokens * update_freq * gpus_per_node * nodes`` (padding
   included: the GPU computes it). ``S``: updates (``max_steps``).
 - ``6``: forward (2) and backward (4) FLOPs per parameter and token (Kaplan et al., 2020); attention over
   positions is left out (a few % at sentence lengths).
-- ``c``: forward-backward passes per update: 2 for Fuse Distillation's two-pass criterion (``fd``,
-  ``lms_fd``), else 1.
+- ``c``: forward-backward passes per update, the kind's trait ``passes``: 2 for Fuse Distillation's two-pass
+  criterion (``fd``, ``lms_fd``), else 1.
 
 LSL: a token passes through one language's copy of each language-specific layer, so ``A`` does not depend on
 the layout, and a method that trains a search's layout (``architecture: <search>``) is counted before the search
@@ -46,11 +47,14 @@ import torch
 
 from lsnmt.accounting import inference_params
 from lsnmt.config import Experiment, Params
+from lsnmt.method_schema import searches
 from lsnmt.methods import resolve
+from models.build import build_transformer
+from models.config.kinds import KINDS, passes
+from models.config.lsl import model
 
 TFLOPS = 30.0
 """Default sustained TFLOP/s per GPU (A100-class, ~10% of its fp16/bf16 peak; an assumption)."""
-TWO_PASS = ("fd", "lms_fd")
 XELM_TOKENS = 4 * (10.5e9 + 21.0e9)
 """x-elm Table 4: the 10.5B and 21.0B-token budgets, each for k = 1, 4, 8 and 16 experts."""
 XELM_PARAMS = 1.7e9
@@ -68,8 +72,6 @@ class Cost:
 
 
 def _model(exp: Experiment, kind: str | None, cfg: object) -> torch.nn.Module:
-    from models.build import build_transformer
-
     with torch.device("meta"):
         return build_transformer(exp.model, vocab_size=exp.spm.vocab_size, num_languages=len(exp.data.languages),
                                  method=kind, method_cfg=cfg)
@@ -78,7 +80,7 @@ def _model(exp: Experiment, kind: str | None, cfg: object) -> torch.nn.Module:
 def active_params(exp: Experiment, method: str) -> int:
     """``A`` of the module docstring: parameters used for one direction (Switch: its dense twin)."""
     kind, cfg = resolve(exp, method)
-    if kind == "switch":
+    if kind is not None and KINDS[kind].dense_equivalent:
         kind, cfg = None, None
     if getattr(cfg, "architecture", None) is not None:  # the layout does not change A (module docstring)
         cfg = dataclasses.replace(cfg, architecture=None)
@@ -92,16 +94,12 @@ def _tokens(exp: Experiment) -> int:
 
 def train_flops(exp: Experiment, method: str) -> float:
     kind, cfg = resolve(exp, method)
-    passes = 2 if kind in TWO_PASS else 1
-    steps = exp.train.max_steps * passes + getattr(cfg, "dense_steps", 0)
+    steps = exp.train.max_steps * passes(kind) + getattr(cfg, "dense_steps", 0)
     return 6.0 * active_params(exp, method) * _tokens(exp) * steps
 
 
 def search_flops(exp: Experiment) -> float:
     """Every run of every architecture search of ``exp`` (module docstring)."""
-    from lsnmt.search import searches
-    from models.ls.lsl import model
-
     total = 0.0
     for cfg in searches(exp).values():
         shape = dataclasses.replace(exp, model=model(cfg, exp.model))

@@ -29,25 +29,21 @@ from typing import Any
 import torch
 
 from lsnmt.config import Experiment
+from lsnmt.eval.tsne import save_png
 from lsnmt.io import atomic_dir, atomic_write, write_json
-from lsnmt.typed import build, to_dict
+from lsnmt.method_schema import searches
+from lsnmt.train import checkpoint as ckpt
+from lsnmt.train.trainer import train
+from lsnmt.typed import to_dict
+from models.build import build_transformer
+from models.config.lsl import model
+from models.ls.lsl import LSLConfig, layers_to_config, mixing_weights, search_factories, select
 
 log = logging.getLogger(__name__)
 
 
-def searches(exp: Experiment, exp_name: str | None = None) -> dict[str, Any]:
-    """``{name: LSLSearchConfig}`` of ``exp.search`` (typed; errors name the key path, with ``exp_name`` for
-    an experiment not yet named)."""
-    from models.ls.lsl import LSLSearchConfig  # lazy: models imports lsnmt.config
-
-    where = f"experiments.{exp_name or exp.name}.search"
-    return {name: build(LSLSearchConfig, dict(entry), f"{where}.{name}") for name, entry in exp.search.items()}
-
-
 def search_experiment(exp: Experiment, cfg: Any, seed: int) -> Experiment:
     """``exp`` as one search run trains it: the search's shape, seed and length."""
-    from models.ls.lsl import model
-
     steps = cfg.max_steps if cfg.max_steps is not None else exp.train.max_steps
     return dataclasses.replace(exp, model=model(cfg, exp.model),
                                train=dataclasses.replace(exp.train, seed=seed, max_steps=steps))
@@ -59,10 +55,6 @@ def run_dir(work: Path, name: str, seed: int) -> Path:
 
 def train_runs(exp: Experiment, name: str, cfg: Any, bin_dir: Path, work: Path) -> dict[int, torch.Tensor]:
     """Train (or finish) every seed of search ``name``; ``{seed: (layers, 3) mixing weights}``."""
-    from lsnmt.train import checkpoint as ckpt
-    from lsnmt.train.trainer import train
-    from models.build import build_transformer
-    from models.ls.lsl import mixing_weights, search_factories
 
     factory = functools.partial(build_transformer, factories=search_factories(cfg))
     # what fixes a run's weights besides exp.model / exp.train: more seeds or more steps resume the runs done
@@ -79,7 +71,6 @@ def train_runs(exp: Experiment, name: str, cfg: Any, bin_dir: Path, work: Path) 
 
 def summarise(name: str, cfg: Any, runs: Mapping[int, torch.Tensor]) -> dict[str, Any]:
     """Mean and standard deviation over seeds, the argmax layout and its notation (``architecture.json``)."""
-    from models.ls.lsl import LSLConfig, layers_to_config, select
 
     stacked = torch.stack([runs[s] for s in sorted(runs)])  # (seeds, layers, 3)
     mean, std = stacked.mean(0), stacked.std(0, unbiased=False)
@@ -106,7 +97,6 @@ def draw(arch: Mapping[str, Any], path: Path) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from lsnmt.eval.tsne import save_png
 
     mean, std = torch.tensor(arch["mean"]), torch.tensor(arch["std"])
     x = list(range(1, mean.size(0) + 1))

@@ -16,7 +16,7 @@ from typing import Any
 
 from torch import nn
 
-from lsnmt.config import ModelConfig
+from models.config.model import ModelConfig
 from models.embedding import SinusoidalPositionalEmbedding, TransformerEmbedding, build_token_embedding
 from models.factories import Factories, LayerSpec, Side
 from models.ls import LS_BUILDERS, LS_KINDS

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
-from lsnmt.xelm.config import LMConfig
 from models.attention import MultiheadAttention
+from models.config.lm import LMConfig
 from models.embedding import SinusoidalPositionalEmbedding, TransformerEmbedding, build_token_embedding
 from models.lang import LangContext
 from models.layers import EncoderLayer, FeedForward

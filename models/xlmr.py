@@ -36,7 +36,7 @@ from models.lang import LangContext
 from models.ls.lms import LMSConfig, LMSFDConfig, LMSLinear
 
 if TYPE_CHECKING:
-    from lsnmt.tasks.config import EncoderConfig
+    from models.config.xlmr import EncoderConfig
 
 XLMR_BASE: dict[str, Any] = {
     "vocab_size": 250_002, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,

@@ -32,6 +32,7 @@ from lsnmt.io import iter_lines
 from lsnmt.train.corpus import Vocab, load_split
 from lsnmt.train.trainer import train
 from models.build import build_transformer
+from models.ls import criterion
 
 
 def scores(exp, method: str, model_pt: Path, sentences: int) -> list[tuple[str, str, float, float]]:  # noqa: ANN001
@@ -80,7 +81,7 @@ def main() -> None:
         run = dataclasses.replace(exp, train=dataclasses.replace(exp.train, max_steps=steps))
         start = time.process_time()
         train(run, layout.bin_dir(exp.name), work / "out", work / "ckpt", model_factory=factory,
-              criterion=methods.criterion(kind), method=methods.record(args.method, kind, cfg))
+              criterion=criterion(kind), method=methods.record(args.method, kind, cfg))
         clock += time.process_time() - start
         for name, side, bleu, chrf in scores(run, args.method, work / "out" / "model.pt", args.sentences):
             rows.append(f"{steps}\t{clock:.0f}\t{name}\t{side}\t{bleu:.2f}\t{chrf:.2f}")

@@ -26,6 +26,7 @@ from lsnmt.data import layout
 from lsnmt.train.pretrain import dense_pretrained
 from lsnmt.train.trainer import Interrupted, train
 from models.build import build_transformer
+from models.ls import criterion
 
 log = logging.getLogger("stages.train")
 
@@ -56,7 +57,7 @@ def _train(exp, method: str, argv: list[str]) -> None:  # noqa: ANN001
         if getattr(cfg, "dense_steps", 0):
             factory = dense_pretrained(exp, method, cfg, bin_dir, work_dir, factory)
         train(exp, bin_dir, Path("results") / exp.name / "train" / method, work_dir, model_factory=factory,
-              criterion=methods.criterion(kind), method=methods.record(method, kind, cfg))
+              criterion=criterion(kind), method=methods.record(method, kind, cfg))
     except Interrupted as exc:
         log.warning("%s", exc)
         raise SystemExit(128 + exc.signum) from None

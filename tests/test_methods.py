@@ -10,7 +10,7 @@ import yaml
 from lsnmt import methods
 from lsnmt.config import Params
 from lsnmt.typed import ConfigError
-from models.ls import LS_KINDS
+from models.ls import LS_KINDS, criterion
 from models.ls.lms import LMSConfig, LMSFDConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +39,7 @@ def test_every_default_method_can_be_listed(tmp_path: Path) -> None:
     kinds = {name: methods.resolve(exp, name)[0] for name in params.methods}
     assert kinds["naive"] is None and set(kinds.values()) - {None} == set(LS_KINDS)
     assert methods.resolve(exp, "lms_fd")[1] == LMSFDConfig(rank=8, route="share")
-    assert methods.criterion("fd") is not None and methods.criterion("lms") is None
+    assert criterion("fd") is not None and criterion("lms") is None
 
 
 CLM_DEFAULTS = ("sclm", "mclm", "sclm_e", "sclm_d", "mclm_e", "mclm_d", "clm_dedicated", "sclm_top", "mclm_top",
@@ -91,12 +91,12 @@ def test_unknown_kind_and_key(tmp_path: Path) -> None:
 
 def test_listed_method_must_be_defined(tmp_path: Path) -> None:
     msg = _error(tmp_path, lambda r: r.__setitem__("methods", ["naive", "nope"]))
-    assert "methods[1]: 'nope' is neither naive nor a key of experiments.default.method_cfg" in msg
+    assert "methods[1]: 'nope' is not a key of experiments.default.method_cfg" in msg
 
 
 def test_an_experiments_own_methods_must_be_defined(tmp_path: Path) -> None:
     msg = _error(tmp_path, lambda r: r["experiments"]["opus15"].__setitem__("methods", ["naive", "fd"]))
-    assert "experiments.opus15.methods[1]: 'fd' is neither naive nor a key of experiments.opus15.method_cfg" in msg
+    assert "experiments.opus15.methods[1]: 'fd' is not a key of experiments.opus15.method_cfg" in msg
 
 
 def test_selecting_an_experiment_with_its_own_methods_needs_the_same_top_level_list(tmp_path: Path) -> None:
@@ -124,7 +124,7 @@ def test_an_experiment_without_its_own_list_must_fit_the_top_level_one(tmp_path:
     """Any experiment runs by name (snakemake --config experiment=X): one that inherits the top-level list must
     define what it names."""
     msg = _error(tmp_path, lambda r: r["experiments"]["iwslt14"].pop("methods"))
-    assert "methods[3]: 'sclm' is neither naive nor a key of experiments.iwslt14.method_cfg" in msg
+    assert "methods[3]: 'sclm' is not a key of experiments.iwslt14.method_cfg" in msg
     assert "experiments.iwslt14 has no own `methods` and inherits the top-level list" in msg
     msg = _error(tmp_path, lambda r: r["experiments"]["iwslt14"].pop("tasks"))
     assert "tasks[0]: 'wikiann' is not a key of experiments.iwslt14.task_cfg (known: none)" in msg
@@ -143,3 +143,11 @@ def test_a_two_route_method_is_two_systems_and_owns_its_other_route_name(tmp_pat
     msg = _error(tmp_path, lambda r: r["experiments"]["iwslt14"]["method_cfg"].__setitem__(
         "fd_ls", {"kind": "fd", "route": "ls"}))
     assert "experiments.iwslt14.method_cfg.fd_ls: is the ls route of 'fd', which is trained once" in msg
+
+
+def test_naive_has_its_own_entry(tmp_path: Path) -> None:
+    """``train@naive`` tracks ``method_cfg.naive`` (lsnmt/graph/table.py): the entry is written, without settings."""
+    msg = _error(tmp_path, lambda r: r["experiments"]["default"]["method_cfg"].pop("naive"))
+    assert "methods[0]: 'naive' is not a key of experiments.default.method_cfg" in msg and "naive: {kind: naive}" in msg
+    msg = _error(tmp_path, lambda r: r["experiments"]["default"]["method_cfg"].__setitem__("naive", {"kind": "lms"}))
+    assert "method_cfg.naive: `naive` is the plain model" in msg

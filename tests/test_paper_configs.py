@@ -138,7 +138,7 @@ def test_lsl_methods_of_params_yaml_are_the_counted_rows(key: tuple[str, str, st
     from lsnmt.accounting import count_row
     from lsnmt.methods import resolve
     from lsnmt.rows_lsl import LSL_ROWS
-    from models.ls.lsl import model as lsl_shape
+    from models.config.lsl import model as lsl_shape
     from models.presets import resolve_dims
 
     row = next(r for r in LSL_ROWS if (r.experiment, r.table, r.method) == key)

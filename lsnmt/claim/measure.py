@@ -22,6 +22,7 @@ from lsnmt.train.corpus import Vocab, load_split
 from lsnmt.train.pretrain import dense_pretrained
 from lsnmt.train.trainer import train
 from models.build import build_transformer
+from models.ls import criterion
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ def train_job(exp: Experiment, method: str, bin_dir: Path, work: Path) -> Path:
     factory = functools.partial(build_transformer, method=kind, method_cfg=cfg)
     if getattr(cfg, "dense_steps", 0):
         factory = dense_pretrained(exp, method, cfg, bin_dir, work / "ckpt", factory)
-    train(exp, bin_dir, work / "model", work / "ckpt", model_factory=factory, criterion=methods.criterion(kind),
+    train(exp, bin_dir, work / "model", work / "ckpt", model_factory=factory, criterion=criterion(kind),
           method=methods.record(method, kind, cfg))
     return work / "model" / "model.pt"
 

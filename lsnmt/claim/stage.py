@@ -24,6 +24,7 @@ from lsnmt.io import atomic_dir, atomic_write, write_json
 from lsnmt.methods import NAIVE
 from lsnmt.train.corpus import Vocab
 from lsnmt.typed import to_dict
+from models.config.kinds import routes
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ def not_configured(exp: Experiment) -> dict[str, Any]:
 def _system(exp: Experiment, cfg: ClaimConfig, job: setup.Job, system: methods.System) -> dict[str, Any]:
     """What a system is: its method, kind, route (FD and LMS+FD) and the method's settings as configured."""
     kind, mcfg = methods.resolve_system(exp, system)
-    route = mcfg.route if kind in methods.TWO_ROUTE_KINDS else None
+    route = mcfg.route if routes(kind) else None
     settings = to_dict(cfg.methods[job.method]) if job.method != NAIVE else {}
     return {"method": job.method, "kind": kind, "route": route, "settings": settings}
 

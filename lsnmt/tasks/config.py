@@ -19,6 +19,7 @@ from typing import Annotated, Literal
 
 from lsnmt.languages import is_known
 from lsnmt.typed import Count, FieldError, NonNegative, Positive, Range, Rate, Seed, Sha256
+from models.config.xlmr import EncoderConfig
 
 TYDIQA_LANGUAGES: dict[str, str] = {
     "ar": "arabic", "bn": "bengali", "en": "english", "fi": "finnish", "id": "indonesian", "ko": "korean",
@@ -39,27 +40,6 @@ class TaskSource:
     sha256: Sha256 | None = None
     mirror: str | None = None
     """Base URL or local directory that replaces the catalogue host (same file names)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class EncoderConfig:
-    """The XLM-R encoder: a pretrained checkpoint through ``transformers``, or a small random one."""
-
-    init: Literal["pretrained", "random"] = "pretrained"
-    """``pretrained``: ``name`` and its tokenizer (downloaded from the Hugging Face hub, or a local
-    ``save_pretrained`` directory); ``random``: an XLM-R of the sizes below, randomly initialised, with a
-    unigram tokenizer trained on the task's training text (tests and the embedded default: nothing downloads)."""
-    name: str = "xlm-roberta-base"
-    hidden_size: Count = 32
-    layers: Count = 2
-    heads: Count = 2
-    ffn_dim: Count = 64
-    vocab_size: Count = 600
-    """``random`` only: sizes of the encoder and of the trained tokenizer's vocabulary."""
-
-    def __post_init__(self) -> None:
-        if self.init == "random" and self.hidden_size % self.heads:
-            raise FieldError("heads", f"hidden_size {self.hidden_size} is not a multiple of heads {self.heads}")
 
 
 @dataclass(frozen=True, kw_only=True)

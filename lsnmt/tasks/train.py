@@ -43,6 +43,7 @@ from lsnmt.tasks.features import IGNORE, best_span, ner_tags
 from lsnmt.tasks.tokenizer import PAD
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.typed import to_dict
+from models.config import kinds
 from models.lang import LangContext
 from models.xlmr import TaskModel, build_task_model, load_encoder
 
@@ -125,8 +126,8 @@ def routes(kind: str | None, cfg: Any) -> list[str]:
     """Inference routes of a method, configured first: ``none`` (naive), ``ls`` (LMS), LMS+FD's two."""
     if kind is None:
         return ["none"]
-    if kind == "lms_fd":
-        return [cfg.route, "ls" if cfg.route == "share" else "share"]
+    if kinds.routes(kind):  # LMS+FD: both routes, the configured one first (the kind's trait)
+        return [cfg.route, *(r for r in kinds.routes(kind) if r != cfg.route)]
     return ["ls"]
 
 
@@ -146,7 +147,7 @@ def count_params(model: TaskModel, task: TaskConfig, kind: str | None, cfg: Any)
 
     out: dict[str, Any] = {"train": train_params(model), "inference": {}}
     for route in routes(kind, cfg):
-        c = dataclasses.replace(cfg, route=route) if kind == "lms_fd" else cfg
+        c = dataclasses.replace(cfg, route=route) if kinds.routes(kind) else cfg
         with torch.device("meta"):
             meta = build_task_model(XLMRobertaModel(model.encoder.config, add_pooling_layer=False), task=task.kind,
                                     outputs=model.head.out_features, dropout=0.0,
@@ -185,7 +186,7 @@ def batch_loss(model: TaskModel, task: TaskConfig, kind: str | None, batch: dict
         def terms(logits: Tensor):  # noqa: ANN202
             return losses.qa_terms(logits, batch["attention_mask"], batch["start"], batch["end"])
         scale = 0.5
-    if kind == "lms_fd":
+    if kinds.passes(kind) == 2:  # LMS+FD: both routes and their KL (LMS-FD Sec. 4, 5)
         return losses.fd_loss(forward, langs, terms, kl_scale=scale)
     return losses.single_loss(forward, langs, terms)
 

@@ -26,25 +26,13 @@ from typing import TYPE_CHECKING
 import torch
 from torch import Tensor
 
+from models.loss import label_smoothed_nll_loss
+
 if TYPE_CHECKING:
     from models.ls.base import SampleLike
 
 LOG2 = math.log(2)
 """fairseq reports losses in bits: ``loss / ntokens / ln 2``."""
-
-
-def label_smoothed_nll_loss(lprobs: Tensor, target: Tensor, epsilon: float, pad: int) -> tuple[Tensor, Tensor, int]:
-    """Summed (label-smoothed loss, nll) and the number of non-pad targets.
-
-    ``lprobs (..., V)`` are log-probabilities (compute them in fp32), ``target (...)`` ids.
-    """
-    target = target.unsqueeze(-1)  # (..., 1)
-    mask = target.eq(pad)
-    nll = -lprobs.gather(dim=-1, index=target).masked_fill(mask, 0.0).sum()
-    smooth = -lprobs.sum(dim=-1, keepdim=True).masked_fill(mask, 0.0).sum()
-    eps_i = epsilon / (lprobs.size(-1) - 1)
-    loss = (1.0 - epsilon - eps_i) * nll + eps_i * smooth
-    return loss, nll, int((~mask).sum())
 
 
 def sequence_loss(logits: Tensor, target: Tensor, epsilon: float, pad: int) -> tuple[Tensor, Tensor, int]:

@@ -23,7 +23,8 @@ from lsnmt.config import Experiment
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.trainer import ModelFactory, train
 from models.build import build_transformer
-from models.ls.lsl import LSLConfig, dense_init, model
+from models.config.lsl import LSLConfig, model
+from models.ls.lsl import dense_init
 
 log = logging.getLogger(__name__)
 

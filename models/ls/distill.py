@@ -21,7 +21,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from lsnmt.train.loss import label_smoothed_nll_loss
+from models.loss import label_smoothed_nll_loss
 from models.ls.base import SampleLike
 
 

@@ -17,28 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Literal
 
 import torch
 from torch import Tensor, nn
 
+from models.config.fd import FDConfig, Route  # noqa: F401  (the kind's config, torch-free)
 from models.factories import Factories, LayerSpec
 from models.lang import LangContext, group_rows
 from models.layers import FeedForward
-
-Route = Literal["ls", "share"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class FDConfig:
-    """FD (Sec. 3): a language-level MoE beside a shared FFN in every layer."""
-
-    route: Route = "share"
-    """Inference route: ``share`` (FD, default) or ``ls`` (FD-LS). The pipeline decodes the other one as well,
-    from the same weights (``lsnmt/methods.py``: systems ``fd`` and ``fd_ls``)."""
-    decoder_language: Literal["tgt", "src"] = "tgt"
-    """Language whose expert a decoder FFN uses (the encoder always uses the source language)."""
 
 
 class FDFFN(nn.Module):

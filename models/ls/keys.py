@@ -21,14 +21,11 @@ languages, ``pivot`` the English id) to a row of a table:
 
 from __future__ import annotations
 
-from typing import Literal
-
 import torch
 from torch import Tensor
 
+from models.config.keys import Key
 from models.lang import LangContext
-
-Key = Literal["tgt", "src", "pair", "xx", "direction", "none"]
 
 
 def table_size(key: Key, num_languages: int) -> int:

@@ -29,37 +29,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 
-from lsnmt.typed import FieldError
+from models.config.switch import SwitchConfig  # noqa: F401  (the kind's config, torch-free)
 from models.factories import Factories, LayerSpec
 from models.lang import LangContext
 from models.layers import FeedForward
-
-
-@dataclass(frozen=True, kw_only=True)
-class SwitchConfig:
-    """Top-1 MoE FFNs in every ``every``-th layer."""
-
-    experts: int = 16
-    """Experts ``E`` per MoE layer (LMS-FD main tables: 16; Table 9: 4-16)."""
-    every: int = 2
-    """An MoE FFN in every ``every``-th layer of each stack."""
-    capacity_factor: float = 1.0
-    """Training capacity ``C = ceil(capacity_factor * tokens / E)``."""
-    eval_capacity_factor: float | None = None
-    """Capacity factor in eval mode (validation, decoding); ``None``: no limit, no token dropped (fairseq)."""
-    balance_weight: float = 0.01
-    """Weight of the load-balancing loss (LMS-FD Sec. 5.1: 0.01)."""
-
-    def __post_init__(self) -> None:
-        if self.experts < 1 or self.every < 1:
-            raise FieldError("experts", f"experts and every must be >= 1, got {self.experts}, {self.every}")
-        if self.capacity_factor <= 0 or (self.eval_capacity_factor is not None and self.eval_capacity_factor <= 0):
-            raise FieldError("capacity_factor", "capacity factors must be > 0")
 
 
 def top1_dispatch(probs: Tensor, capacity: int) -> tuple[Tensor, Tensor]:
@@ -77,7 +54,7 @@ def balance_loss(probs: Tensor, expert: Tensor) -> Tensor:
     return n_exp * (f * probs.mean(0)).sum()
 
 
-@dataclass(eq=False)
+@dataclasses.dataclass(eq=False)
 class MoELayers:
     """The MoE layers of one model, counted as the builder creates them (the balance loss is their mean)."""
 

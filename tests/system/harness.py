@@ -25,6 +25,7 @@ from lsnmt.train.corpus import Vocab, load_split
 from lsnmt.train.pretrain import dense_pretrained
 from lsnmt.train.trainer import train
 from models.build import build_transformer
+from models.ls import criterion
 from tests.data.helpers import experiment
 
 LANGS = ("en", "de", "fr", "ru")
@@ -67,7 +68,7 @@ def train_method(exp: Experiment, name: str, bin_dir: Path, root: Path) -> Path:
     if getattr(cfg, "dense_steps", 0):
         factory = dense_pretrained(exp, name, cfg, bin_dir, work, factory)
     out = root / "results" / exp.name / "train" / name
-    train(exp, bin_dir, out, work, model_factory=factory, criterion=methods.criterion(kind),
+    train(exp, bin_dir, out, work, model_factory=factory, criterion=criterion(kind),
           method=methods.record(name, kind, cfg))
     return out / "model.pt"
 

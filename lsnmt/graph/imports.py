@@ -1,0 +1,100 @@
+"""The code a stage runs: every repository module its ``stages.<name>`` module imports, transitively.
+
+Read from the source with :mod:`ast` (nothing is imported, so no torch); every ``import`` statement counts,
+function-local ones included. Only the repository's own packages (``lsnmt``, ``models``, ``stages``) are followed.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("lsnmt", "models", "stages")
+
+
+def _file(module: str, root: Path) -> Path | None:
+    """``a/b.py`` or ``a/b/__init__.py`` of dotted ``module`` under ``root``, if it is ours."""
+    if module.split(".")[0] not in PACKAGES:
+        return None
+    base = root.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _package_of(path: Path, root: Path) -> str:
+    rel = path.relative_to(root).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts if path.name == "__init__.py" else parts[:-1])
+
+
+def _imported(path: Path, root: Path) -> set[str]:
+    """Dotted names ``path`` imports: ``import a.b`` gives ``a.b``; ``from a import b`` gives ``a`` and ``a.b``."""
+    names: set[str] = set()
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = _package_of(path, root).split(".")
+                pkg = pkg[: len(pkg) - node.level + 1]
+                base = ".".join([*pkg, base] if base else pkg)
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree`` except those under ``if TYPE_CHECKING:`` (never run)."""
+    out, todo = [], [tree]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            todo.extend(node.orelse)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _with_parents(module: str) -> list[str]:
+    """``a.b.c`` -> ``a``, ``a.b``, ``a.b.c``: importing a submodule runs its packages' ``__init__``."""
+    parts = module.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+@cache
+def module_files(module: str, root: Path = ROOT) -> tuple[str, ...]:
+    """Repository files (relative, sorted) that importing ``module`` runs."""
+    seen: set[Path] = set()
+    todo = _with_parents(module)
+    while todo:
+        path = _file(todo.pop(), root)
+        if path is None or path in seen:
+            continue
+        seen.add(path)
+        for name in _imported(path, root):
+            todo.extend(_with_parents(name))
+    return tuple(sorted(p.relative_to(root).as_posix() for p in seen))
+
+
+def folded(files: tuple[str, ...], root: Path = ROOT) -> tuple[str, ...]:
+    """``files`` with every folder whose ``.py`` files are all listed written as the folder (shorter dvc.yaml;
+    DVC hashes a folder's files)."""
+    chosen = set(files)
+    dirs = sorted({p for f in files for p in Path(f).parents if p != Path(".")}, key=lambda d: len(d.parts))
+    out: set[str] = set()
+    covered: set[str] = set()
+    for d in dirs:
+        if any(d.as_posix().startswith(c + "/") for c in covered):
+            continue
+        py = {p.relative_to(root).as_posix() for p in (root / d).rglob("*.py") if "__pycache__" not in p.parts}
+        if py and py <= chosen:
+            covered.add(d.as_posix())
+            out.add(d.as_posix())
+    out.update(f for f in files if not any(f.startswith(c + "/") for c in covered))
+    return tuple(sorted(out))

@@ -1,0 +1,137 @@
+"""Every stage of the pipeline, once: what it reads, writes, and which params.yaml keys it depends on.
+
+dvc.yaml is generated from this table (``python -m lsnmt.graph.dvc``) and the Snakefile reads each rule's params
+and code dependencies from it (:mod:`lsnmt.graph.snakemake`); ``tests/test_graph.py`` checks both. Paths use
+Snakemake's wildcards: ``{exp}`` the experiment, ``{method}`` / ``{expert}`` / ``{target}`` the job a stage is
+repeated over (:data:`EACH`). The code a stage runs is not listed here: it is what ``stages.<name>`` imports
+(:mod:`lsnmt.graph.imports`).
+
+``params`` are keys under ``experiments.<exp>``, exactly the sections the stage reads, so that editing one reruns
+the stages that read it and nothing else (``method_cfg.{method}``: the train job of that method only); ``jobs``
+are top-level job lists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+EACH = {"method": "methods", "expert": "xelm_experts", "target": "xelm_targets"}
+"""Wildcard of a repeated stage -> the params.yaml job list it runs over (``train@<method>``, ``lm_expert@<id>``)."""
+
+
+@dataclass(frozen=True)
+class Out:
+    """One declared output: DVC ``outs`` / ``metrics`` / ``plots`` (``cache: false`` for small Git-kept files)."""
+
+    path: str
+    role: Literal["outs", "metrics", "plots"] = "outs"
+    cache: bool = True
+    xy: tuple[str, str] | None = None
+    """A plot's x and y columns."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stage:
+    """One stage: ``python -m stages.<name>``."""
+
+    name: str
+    log: str
+    outs: tuple[Out, ...]
+    deps: tuple[str, ...] = ()
+    """Data the stage reads: other stages' outputs, and files its code reads (``embedded``, ``reports/paper``)."""
+    params: tuple[str, ...] = ()
+    jobs: tuple[str, ...] = ()
+    each: str | None = None
+    per_experiment: bool = True
+    note: str = ""
+    """A comment for dvc.yaml."""
+
+    @property
+    def cmd(self) -> str:
+        """The shell command, with wildcards (both front ends run exactly this)."""
+        exp = " --experiment {exp}" if self.per_experiment else ""
+        each = f" --{self.each} {{{self.each}}}" if self.each else ""
+        return f"python -m stages.{self.name}{exp}{each} --log {self.log}"
+
+
+def _outs(*paths: str) -> tuple[Out, ...]:
+    return tuple(Out(p) for p in paths)
+
+
+def _lm(name: str, deps: tuple[str, ...], out: Out, each: str | None = None, jobs: tuple[str, ...] = (),
+        params: tuple[str, ...] = ("xelm",)) -> Stage:
+    """An x-elm stage after ``lm_data`` (x-elm Sec. 3-7)."""
+    log = f"logs/{{exp}}/xelm/{name}/{{{each}}}.log" if each else f"logs/{{exp}}/xelm/{name}.log"
+    return Stage(name=name, log=log, deps=("data/{exp}/lm", *deps), outs=(out,), params=params, jobs=jobs, each=each)
+
+
+_XELM = "results/{exp}/xelm"
+
+STAGES: tuple[Stage, ...] = (
+    Stage(name="download", log="logs/{exp}/download.log", deps=("embedded",), outs=_outs("data/{exp}/raw"),
+          params=("data", "download", "task_cfg")),
+    Stage(name="prepare", log="logs/{exp}/prepare.log", deps=("data/{exp}/raw",), outs=_outs("data/{exp}/prepared"),
+          params=("data", "prepare")),
+    Stage(name="sample", log="logs/{exp}/sample.log", deps=("data/{exp}/prepared",),
+          outs=_outs("data/{exp}/sampled"), params=("data", "sample")),
+    Stage(name="spm", log="logs/{exp}/spm.log", deps=("data/{exp}/prepared",), outs=_outs("data/{exp}/spm"),
+          params=("data", "spm")),
+    Stage(name="encode", log="logs/{exp}/encode.log",
+          deps=("data/{exp}/spm", "data/{exp}/sampled", "data/{exp}/prepared"), outs=_outs("data/{exp}/bin"),
+          params=("data", "encode")),
+    Stage(name="search", log="logs/{exp}/search.log", deps=("data/{exp}/bin",), outs=_outs("results/{exp}/search"),
+          params=("data", "model", "train", "search")),
+    Stage(name="train", log="logs/{exp}/train/{method}.log", each="method",
+          deps=("data/{exp}/bin", "results/{exp}/search"),
+          outs=(Out("results/{exp}/train/{method}/model.pt"),
+                Out("results/{exp}/train/{method}/curve.tsv", "plots", cache=False, xy=("step", "loss"))),
+          params=("data", "model", "train", "method_cfg.{method}")),
+    Stage(name="translate", log="logs/{exp}/translate/{method}.log", each="method",
+          deps=("results/{exp}/train/{method}/model.pt", "data/{exp}/spm", "data/{exp}/bin"),
+          outs=_outs("results/{exp}/translate/{method}"), params=("data", "model", "decode", "method_cfg.{method}"),
+          note="every route of the method: FD / LMS+FD's other route in translate/<method>/<route> "
+               "(lsnmt/methods.py)"),
+    Stage(name="evaluate", log="logs/{exp}/evaluate.log",
+          deps=("results/{exp}/translate", "results/{exp}/train", "data/{exp}/prepared", "data/{exp}/spm",
+                "data/{exp}/bin"),
+          outs=(Out("results/{exp}/evaluate", "metrics", cache=False),),
+          params=("data", "decode", "evaluate", "method_cfg"), jobs=("methods",)),
+    Stage(name="task_prep", log="logs/{exp}/task_prep.log", deps=("data/{exp}/raw",), outs=_outs("data/{exp}/tasks"),
+          params=("task_cfg",), jobs=("tasks",)),
+    Stage(name="task_train", log="logs/{exp}/task_train.log", deps=("data/{exp}/tasks",),
+          outs=_outs("results/{exp}/tasks"), params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods")),
+    Stage(name="task_eval", log="logs/{exp}/task_eval.log", deps=("results/{exp}/tasks", "data/{exp}/tasks"),
+          outs=(Out("results/{exp}/task_eval", "metrics", cache=False),),
+          params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods")),
+    Stage(name="params", log="logs/params.log", per_experiment=False,
+          outs=(Out("reports/params.csv", cache=False),)),
+    Stage(name="claim", log="logs/{exp}/claim.log", outs=_outs("results/{exp}/claim"), params=("claim",),
+          note="ours only: the papers' central claim at small scale (lsnmt/claim/); without a `claim` section: "
+               "\"not configured\""),
+    Stage(name="lm_data", log="logs/{exp}/xelm/lm_data.log", deps=("data/{exp}/prepared", "data/{exp}/spm"),
+          outs=_outs("data/{exp}/lm"), params=("data", "spm", "xelm"),
+          note="x-elm (lsnmt/xelm/); an experiment without an `xelm` section gets status.json \"not configured\" "
+               "in each folder"),
+    _lm("cluster", (), Out(f"{_XELM}/cluster")),
+    _lm("lm_seed", (), Out(f"{_XELM}/seed")),
+    _lm("lm_expert", (f"{_XELM}/cluster", f"{_XELM}/seed"), Out(f"{_XELM}/experts/{{expert}}"), each="expert",
+        jobs=("xelm_experts",)),
+    _lm("lm_hmr", (f"{_XELM}/cluster", f"{_XELM}/experts"), Out(f"{_XELM}/hmr/{{target}}"), each="target",
+        jobs=("xelm_targets",)),
+    _lm("lm_lapt", (f"{_XELM}/cluster", f"{_XELM}/experts"), Out(f"{_XELM}/lapt")),
+    _lm("lm_eval", (f"{_XELM}/cluster", f"{_XELM}/seed", f"{_XELM}/experts", f"{_XELM}/hmr", f"{_XELM}/lapt"),
+        Out(f"{_XELM}/eval", "metrics", cache=False), jobs=("xelm_experts", "xelm_targets")),
+    _lm("lm_icl", (f"{_XELM}/cluster", f"{_XELM}/seed", f"{_XELM}/experts"),
+        Out(f"{_XELM}/icl", "metrics", cache=False), jobs=("xelm_experts",), params=("download", "xelm")),
+    Stage(name="report", log="logs/{exp}/report.log",
+          deps=("results/{exp}/evaluate", "results/{exp}/task_eval", "data/{exp}/prepared", "reports/params.csv",
+                "reports/paper", "results/{exp}/search", f"{_XELM}/eval", f"{_XELM}/icl", "results/{exp}/claim"),
+          outs=(Out("reports/README.md", cache=False), Out("reports/tables", cache=False),
+                Out("reports/figures", "plots", cache=False)),
+          params=("description", "data", "model", "train", "evaluate", "method_cfg", "task_cfg", "task_method_cfg",
+                  "xelm"),
+          jobs=("methods",)),
+)
+
+BY_NAME = {s.name: s for s in STAGES}

@@ -1,0 +1,59 @@
+"""The stage table (lsnmt/graph/): dvc.yaml is generated from it and current, each stage tracks exactly the
+params.yaml keys it reads, and its code deps are what its stage module imports (issue 17)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsnmt.graph.dvc import render
+from lsnmt.graph.imports import module_files
+from lsnmt.graph.snakemake import params
+from lsnmt.graph.table import STAGES
+
+from .conftest import ROOT
+
+
+def test_dvc_yaml_is_generated_and_current() -> None:
+    assert (ROOT / "dvc.yaml").read_text(encoding="utf-8") == render(), \
+        "dvc.yaml is stale: run `python -m lsnmt.graph.dvc` (it is generated from lsnmt/graph/table.py)"
+
+
+def test_each_dvc_stage_tracks_exactly_its_keys() -> None:
+    """train@<m> tracks method_cfg.<m> (not the other methods'), translate the decoding keys, download no model."""
+    from dvc.repo import Repo
+
+    with Repo(str(ROOT)) as repo:
+        tracked = {s.name: {p for d in s.deps if hasattr(d, "params") for p in (d.params or [])}
+                   for s in repo.index.stages}
+    exp = "experiments.default"
+    assert tracked["train@lms"] == {f"{exp}.{k}" for k in ("data", "model", "train", "method_cfg.lms")}
+    assert tracked["train@naive"] == {f"{exp}.{k}" for k in ("data", "model", "train", "method_cfg.naive")}
+    assert tracked["translate@lms"] == {f"{exp}.{k}" for k in ("data", "model", "decode", "method_cfg.lms")}
+    assert not any("method_cfg" in p or ".model" in p for p in tracked["download"])
+
+
+def test_snakemake_params_are_the_jobs_own_keys() -> None:
+    experiments = {"e": {"model": {"embed_dim": 8}, "train": {}, "data": {}, "method_cfg": {"lms": {"rank": 4}}}}
+    got = {k: f(dict(exp="e", method="lms"))  # Snakemake wildcards: .items()
+           for k, f in params("train", experiments, lambda e, k: [], "e").items()}
+    assert got == {"data": {}, "model": {"embed_dim": 8}, "train": {}, "method_cfg": {"rank": 4}}
+
+
+def test_every_stage_has_a_module_and_a_log() -> None:
+    for stage in STAGES:
+        assert (ROOT / "stages" / f"{stage.name}.py").is_file(), stage.name
+        assert stage.log.startswith("logs/") and stage.name in stage.log
+
+
+def test_code_deps_follow_every_import(tmp_path: Path) -> None:
+    """Function-local imports count (they run); ``if TYPE_CHECKING:`` ones do not."""
+    for rel, text in {"stages/__init__.py": "", "stages/x.py": "def f():\n    from lsnmt import a\n",
+                      "lsnmt/__init__.py": "", "lsnmt/a.py": "from typing import TYPE_CHECKING\nfrom . import b\n"
+                      "if TYPE_CHECKING:\n    from lsnmt import c\n",
+                      "lsnmt/b.py": "import models.m\n", "lsnmt/c.py": "", "models/__init__.py": "",
+                      "models/m.py": ""}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    assert module_files("stages.x", tmp_path) == ("lsnmt/__init__.py", "lsnmt/a.py", "lsnmt/b.py",
+                                                  "models/__init__.py", "models/m.py", "stages/__init__.py",
+                                                  "stages/x.py")
