@@ -124,7 +124,7 @@ def test_an_experiment_without_its_own_list_must_fit_the_top_level_one(tmp_path:
     """Any experiment runs by name (snakemake --config experiment=X): one that inherits the top-level list must
     define what it names."""
     msg = _error(tmp_path, lambda r: r["experiments"]["iwslt14"].pop("methods"))
-    assert "methods[3]: 'sclm' is not a key of experiments.iwslt14.method_cfg" in msg
+    assert "methods[2]: 'sclm' is not a key of experiments.iwslt14.method_cfg" in msg
     assert "experiments.iwslt14 has no own `methods` and inherits the top-level list" in msg
     msg = _error(tmp_path, lambda r: r["experiments"]["iwslt14"].pop("tasks"))
     assert "tasks[0]: 'wikiann' is not a key of experiments.iwslt14.task_cfg (known: none)" in msg
