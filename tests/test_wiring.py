@@ -16,6 +16,24 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
     return snakemake_steps(repo, venv_env()), dvc_steps(repo)
 
 
+@pytest.fixture(scope="module")
+def both_all(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
+    """The two front ends on experiment ``default_all`` (every method, FD and LMS+FD included: the CPU default
+    trains one method per family and leaves FD out), selected as ``dvc exp run -S`` would."""
+    import yaml
+
+    from lsnmt.config import Params
+
+    repo = copy_repo(tmp_path_factory.mktemp("wiring_all"))
+    path = repo / "params.yaml"
+    raw, params = yaml.safe_load(path.read_text(encoding="utf-8")), Params.load(path)
+    raw["experiment"] = "default_all"
+    for key in ("methods", "tasks", "task_methods", "xelm_experts", "xelm_targets"):
+        raw[key] = list(params.jobs_of("default_all", key))
+    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    return snakemake_steps(repo, venv_env()), dvc_steps(repo)
+
+
 def test_same_jobs_with_the_same_outputs(both) -> None:  # noqa: ANN001
     smk, dvc = both
     assert set(smk) == set(dvc), "the two front ends declare different outputs"
@@ -65,7 +83,7 @@ def test_sections_tracked_by_dvc_exist_in_every_experiment() -> None:
         assert not missing, f"experiments.{name} lacks sections {missing} that dvc.yaml tracks (write them, even {{}})"
 
 
-def test_fd_family_trains_once_and_both_routes_reach_evaluate(both) -> None:  # noqa: ANN001
+def test_fd_family_trains_once_and_both_routes_reach_evaluate(both_all) -> None:
     """LMS-FD Sec. 3.2, 5: FD and LMS+FD get one train and one translate job in both front ends; the LS route's
     hypotheses lie inside that translate output (``lsnmt.methods.System.hyp_dir``), which evaluate reads."""
     from lsnmt.config import Params
@@ -73,13 +91,13 @@ def test_fd_family_trains_once_and_both_routes_reach_evaluate(both) -> None:  # 
 
     root = Path(__file__).resolve().parent.parent
     params = Params.load(root / "params.yaml")
-    exp = params.get()
-    scored = [s for m in params.methods for s in systems(exp, m)]
-    assert {"lms_fd", "lms_fd_ls"} <= {s.name for s in scored}  # the default's FD-family method, both routes
-    for front in both:
+    exp, methods = params.get("default_all"), params.methods_of("default_all")
+    scored = [s for m in methods for s in systems(exp, m)]
+    assert {"fd", "fd_ls", "lms_fd", "lms_fd_ls"} <= {s.name for s in scored}  # both FD-family methods, two routes
+    for front in both_all:
         trained = sorted(o.split("/")[3] for s in front.values() if s.name == "train" for o in s.outs
                          if o.endswith("model.pt"))
-        assert trained == sorted(params.methods) and "fd_ls" not in trained and "lms_fd_ls" not in trained
+        assert trained == sorted(methods) and "fd_ls" not in trained and "lms_fd_ls" not in trained
         translated = {o for s in front.values() if s.name == "translate" for o in s.outs}
         (evaluate,) = (s for s in front.values() if s.name == "evaluate")
         for system in scored:
