@@ -110,7 +110,8 @@ SOURCES: dict[str, dict[str, str]] = {
         "label smoothing": "App. B (0.1)",
         "sampling": "App. B (T = 5); re-drawn every epoch as fairseq does",
         "vocabulary": "Sec. 4.1 (SentencePiece BPE, 64K OPUS-100 / WMT, 32K IWSLT-17)",
-        "tags": "App. B (target-language token on the source)",
+        "tags": ("App. B (target-language token on the source; on the separate xx-en models, _xxen, it denotes the "
+                 "source language, following Zhang et al. 2021)"),
         "checkpoint": "App. B (average of the last 5 checkpoints)",
         "beam": "App. B (4)",
         "length penalty": "App. B (1.0)",
@@ -140,7 +141,8 @@ SOURCES: dict[str, dict[str, str]] = {
 }
 """Paper -> setting -> where its value comes from (the same for every experiment of the paper)."""
 
-PAPER_MT = {"lmsfd": ("iwslt14", "opus100", "opus15"), "clm": ("opus100_clm", "wmt14", "iwslt17_zeroshot"),
+PAPER_MT = {"lmsfd": ("iwslt14", "opus100", "opus15"),
+            "clm": ("opus100_clm_enxx", "opus100_clm_xxen", "wmt14_enxx", "wmt14_xxen", "iwslt17_zeroshot"),
             "lsl": ("flores10_lsl", "flores10_lsl_zeroshot")}
 """The translation experiments of each paper (``papers`` less x-elm's and the XLM-R tasks)."""
 

@@ -7,7 +7,10 @@ xx-en columns are **separate one-to-many and many-to-one models**: Table 1 gives
 on one side only (Sec. 4.3); App. B re-purposes the language tag for xx-en. mCLM's proportion weights are
 "one per language pair" = one per non-English language (94 OPUS-100 pairs, 13 WMT-14 pairs: key ``xx``);
 the sizes need exactly those rows (95 would add 0.8M to mCLM k=134). All rows are the en-xx model unless
-the method name says ``xx-en``.
+the method name says ``xx-en``. params.yaml trains both models of each method (``opus100_clm_enxx`` /
+``opus100_clm_xxen``, ``wmt14_enxx`` / ``wmt14_xxen``); the xx-en models of Table 1's and Table 2's sCLM / mCLM
+double k with CLM in the encoder only (the size of one row for both models), the other rows keep their en-xx
+configuration (Table 3 varies the placement itself; Table 9's caption keeps sCLM's k=194 on xx-en).
 """
 
 from __future__ import annotations
@@ -38,6 +41,11 @@ NOTE_SCLM_T1 = (NOTE_CLM + " Table 1: 225.49M is the xx-en model, k=560 with CLM
                 "would be 225.495M: the encoder-only placement of Table 3's ablation is what rounds to 225.49M.")
 NOTE_MCLM = (NOTE_CLM + " mCLM k=134 (Table 9's caption) gives 224.631M = Table 1's and Table 9's 224.63M exactly; "
              "Table 1's caption (k=194 en-xx) would be 290.74M (+29%), so that caption is a slip.")
+NOTE_MCLM_XXEN = (NOTE_MCLM + " xx-en model (opus100_clm_xxen): CLM in the encoder only with k doubled to 268, as "
+                  "sCLM's 280/560 and Table 1's caption (194/388) double it: 224.6M, the row's size. Table 9's caption "
+                  "(k=154 on xx-en) fits no placement: 161.8M encoder only, 246.6M on both sides.")
+NOTE_WMT_XXEN = (NOTE_CLM + " Table 2's caption: k=35/70 (en-xx/xx-en); the xx-en model has CLM in the encoder only "
+                 "(Table 3's xx-en ablation; Sec. 5.2.1), which keeps the size of the en-xx model.")
 NOTE_MCLM_194 = (NOTE_MCLM + " This row is the caption's k=194: no reading of the module reaches 224.63M with it "
                  "(P per layer and pair adds 94 x 12 x 512 x 194 = 112M).")
 NOTE_T3 = (NOTE_CLM + " Table 3: k=94 throughout (126.85M - 76.96M = 94 x (2 d^2 + 12 d) + LNs). LS: no gate, one "
@@ -81,13 +89,15 @@ def clm_rows() -> list[PaperRow]:
         _clm("1", o, "sclm-k280", "clm", _k(280), 225.49, NOTE_SCLM_T1),
         _clm("1", o, "sclm-xx-en-k560-E", "clm", _k(560, dec="none"), 225.49, NOTE_SCLM_T1),
         _clm("1", o, "mclm-k134", "clm", _k(134, "mclm", "mclm"), 224.63, NOTE_MCLM),
+        _clm("1", o, "mclm-xx-en-k268-E", "clm", _k(268, "mclm", "none"), 224.63, NOTE_MCLM_XXEN),
         _clm("1", o, "mclm-k194", "clm", _k(194, "mclm", "mclm"), 224.63, NOTE_MCLM_194, explained_miss=True),
         _clm("2", w, "adapter", "adapter", ADAPTER, 97.37, NOTE_ADAPTER, implied_cfg=ADAPTER_LEAN),
         _clm("2", w, "clsr", "clsr", CLSR, 93.75, NOTE_CLSR, explained_miss=True),
         _clm("2", w, "deep", "deep", DeepConfig(encoder_layers=8, decoder_layers=8), 91.63, NOTE_DEEP),
         _clm("2", w, "sclm-k35", "clm", _k(35), 95.49, NOTE_CLM),
-        _clm("2", w, "sclm-xx-en-k70-E", "clm", _k(70, dec="none"), 95.49, NOTE_CLM),
+        _clm("2", w, "sclm-xx-en-k70-E", "clm", _k(70, dec="none"), 95.49, NOTE_WMT_XXEN),
         _clm("2", w, "mclm-k35", "clm", _k(35, "mclm", "mclm"), 98.09, NOTE_CLM),
+        _clm("2", w, "mclm-xx-en-k70-E", "clm", _k(70, "mclm", "none"), 98.09, NOTE_WMT_XXEN),
         _clm("3", o, "ls", "clm", _k(94, "ls", "ls"), 126.25, NOTE_T3),
         _clm("3", o, "sclm", "clm", _k(94), 126.85, NOTE_T3),
         _clm("3", o, "sclm-E", "clm", _k(94, dec="none"), 101.90, NOTE_T3),

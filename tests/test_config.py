@@ -12,7 +12,8 @@ from lsnmt.typed import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 PARAM_FILES = sorted(p for p in ROOT.rglob("params*.yaml") if ".venv" not in p.parts and "data" not in p.parts)
-PAPER_EXPERIMENTS = {"default", "iwslt14", "opus100", "opus15", "iwslt17_zeroshot", "wmt14", "flores10_lsl",
+PAPER_EXPERIMENTS = {"default", "iwslt14", "opus100", "opus15", "iwslt17_zeroshot", "wmt14_enxx", "wmt14_xxen",
+                     "opus100_clm_enxx", "opus100_clm_xxen", "flores10_lsl",
                      "mc4_xelm"}
 
 

@@ -98,6 +98,24 @@ def test_a_paper_is_one_command(repo: Path) -> None:
     assert counts["all"] == counts["report"] == 1
 
 
+def test_clm_trains_an_en_xx_and_an_xx_en_model_per_method(repo: Path) -> None:
+    """CLM Sec. 4.1, 4.3, App. B: `paper=clm` trains every method of OPUS-100 and WMT-14 twice, a one-to-many model
+    (`<exp>_enxx`, en-xx directions) and a many-to-one one (`<exp>_xxen`), with the papers' k (Tables 1, 2)."""
+    out = dry_run(repo, "paper=clm")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    trained = set(re.findall(r"^rule train:\n(?:\s+.*\n)*?\s+wildcards: exp=(\w+), method=(\w+)", out.stdout, re.M))
+    for base in ("opus100_clm", "wmt14"):
+        methods = PARAMS.methods_of(f"{base}_enxx")
+        assert "sclm" in methods and PARAMS.methods_of(f"{base}_xxen") == methods
+        for side in ("enxx", "xxen"):
+            assert {m for e, m in trained if e == f"{base}_{side}"} == set(methods), (base, side)
+    assert {e for e, _ in trained} == {"opus100_clm_enxx", "opus100_clm_xxen", "wmt14_enxx", "wmt14_xxen",
+                                       "iwslt17_zeroshot"}
+    k = {e: PARAMS.get(e).method_cfg["sclm"]["features"] for e in ("opus100_clm_enxx", "opus100_clm_xxen",
+                                                                    "wmt14_enxx", "wmt14_xxen")}
+    assert k == {"opus100_clm_enxx": 280, "opus100_clm_xxen": 560, "wmt14_enxx": 35, "wmt14_xxen": 70}
+
+
 def test_every_paper_is_planned(repo: Path) -> None:
     assert set(PARAMS.papers) == {"lmsfd", "clm", "lsl", "xelm"}
     planned = {e for names in PARAMS.papers.values() for e in names}

@@ -101,17 +101,17 @@ def test_an_experiments_own_methods_must_be_defined(tmp_path: Path) -> None:
 
 def test_selecting_an_experiment_with_its_own_methods_needs_the_same_top_level_list(tmp_path: Path) -> None:
     """dvc.yaml's matrix is the top-level list: DVC and the stages must agree on what runs."""
-    msg = _error(tmp_path, lambda r: r.__setitem__("experiment", "wmt14"))
-    assert "methods: ['naive', 'lms'" in msg and "differs from what experiment 'wmt14' runs" in msg
-    assert ("dvc exp run -S experiment=wmt14 -S 'methods=[naive,adapter,clsr,deep,sclm,mclm]' -S 'tasks=[]' "
+    msg = _error(tmp_path, lambda r: r.__setitem__("experiment", "wmt14_enxx"))
+    assert "methods: ['naive', 'lms'" in msg and "differs from what experiment 'wmt14_enxx' runs" in msg
+    assert ("dvc exp run -S experiment=wmt14_enxx -S 'methods=[naive,adapter,clsr,deep,sclm,mclm]' -S 'tasks=[]' "
             "-S 'xelm_experts=[]' -S 'xelm_targets=[]'") in msg
 
     def select(raw: dict) -> None:
-        raw.update(experiment="wmt14", methods=raw["experiments"]["wmt14"]["methods"], tasks=[], xelm_experts=[],
-                   xelm_targets=[])
+        raw.update(experiment="wmt14_enxx", methods=raw["experiments"]["wmt14_enxx"]["methods"], tasks=[],
+                   xelm_experts=[], xelm_targets=[])
 
     params = _load(tmp_path, select)
-    assert params.methods_of("wmt14") == params.methods == ("naive", "adapter", "clsr", "deep", "sclm", "mclm")
+    assert params.methods_of("wmt14_enxx") == params.methods == ("naive", "adapter", "clsr", "deep", "sclm", "mclm")
     assert params.methods_of("default") == params.methods  # no list of its own: the top-level one
 
 

@@ -24,7 +24,7 @@ PARAMS = Params.load(ROOT / "params.yaml")
 LINKS = {
     ("iwslt14", "1", "naive"): "iwslt14",
     ("opus100", "3", "naive"): "opus100",
-    ("wmt14", "2", "naive"): "wmt14",
+    ("wmt14", "2", "naive"): "wmt14_enxx",
     ("lsl-separate-decoder", "1", "naive-d512"): "flores10_lsl",
 }
 
@@ -75,17 +75,43 @@ def test_params_yaml_methods_are_the_counted_configurations(experiment: str, row
     assert (exp.spm.vocab_size, len(exp.data.languages)) == (row.vocab_size, row.num_languages)
 
 
-# CLM rows (lsnmt/rows_clm.py, method name there) -> method name in params.yaml's method_cfg
+# CLM rows (lsnmt/rows_clm.py, method name there) -> method name in params.yaml's method_cfg. CLM trains an en-xx and
+# an xx-en model per method (Sec. 4.1, 4.3, App. B): the rows the two share are checked in both experiments.
+_OPUS_BOTH = {("1", "adapter"): "adapter", ("1", "deep"): "deep", ("1", "clsr"): "clsr", ("3", "ls"): "clm_ls",
+              ("3", "sclm"): "sclm_k94", ("3", "sclm-E"): "sclm_e", ("3", "sclm-D"): "sclm_d",
+              ("3", "mclm"): "mclm_k94", ("3", "mclm-E"): "mclm_e", ("3", "mclm-D"): "mclm_d",
+              ("3", "dedicated"): "clm_dedicated", ("9", "sclm-top"): "sclm_top", ("9", "sclm"): "sclm_k194"}
+_WMT_BOTH = {("2", "adapter"): "adapter", ("2", "deep"): "deep", ("2", "clsr"): "clsr"}
 CLM_LINKS = {
-    ("opus100_clm", "opus100"): {
-        ("1", "adapter"): "adapter", ("1", "deep"): "deep", ("1", "sclm-k280"): "sclm", ("1", "mclm-k134"): "mclm",
-        ("3", "ls"): "clm_ls", ("3", "sclm"): "sclm_k94", ("3", "sclm-E"): "sclm_e", ("3", "sclm-D"): "sclm_d",
-        ("3", "mclm"): "mclm_k94", ("3", "mclm-E"): "mclm_e", ("3", "mclm-D"): "mclm_d",
-        ("3", "dedicated"): "clm_dedicated", ("9", "sclm-top"): "sclm_top", ("9", "mclm-top"): "mclm_top",
-        ("1", "clsr"): "clsr"},
-    ("wmt14", "wmt14"): {("2", "adapter"): "adapter", ("2", "deep"): "deep", ("2", "sclm-k35"): "sclm",
-                         ("2", "mclm-k35"): "mclm", ("2", "clsr"): "clsr"},
+    ("opus100_clm_enxx", "opus100"): {**_OPUS_BOTH, ("1", "sclm-k280"): "sclm", ("1", "mclm-k134"): "mclm",
+                                      ("9", "mclm-top"): "mclm_top", ("9", "mclm"): "mclm"},
+    ("opus100_clm_xxen", "opus100"): {**_OPUS_BOTH, ("1", "sclm-xx-en-k560-E"): "sclm",
+                                      ("1", "mclm-xx-en-k268-E"): "mclm"},
+    ("wmt14_enxx", "wmt14"): {**_WMT_BOTH, ("2", "sclm-k35"): "sclm", ("2", "mclm-k35"): "mclm"},
+    ("wmt14_xxen", "wmt14"): {**_WMT_BOTH, ("2", "sclm-xx-en-k70-E"): "sclm", ("2", "mclm-xx-en-k70-E"): "mclm"},
 }
+
+
+def test_clm_experiments_are_the_papers_en_xx_and_xx_en_models() -> None:
+    """Every CLM English-centric experiment is a one-to-many model with the target-language tag and a many-to-one
+    model with the source-language tag (App. B), training the same methods; the xx-en sCLM / mCLM of Tables 1-2
+    put CLM in the encoder only with the captions' k (280/560, 35/70; mCLM 134/268: lsnmt/rows_clm.py)."""
+    from lsnmt.methods import resolve
+
+    want_k = {"opus100_clm": {"sclm": (280, 560), "mclm": (134, 268)}, "wmt14": {"sclm": (35, 70), "mclm": (35, 70)}}
+    for base, ks in want_k.items():
+        enxx, xxen = PARAMS.get(f"{base}_enxx"), PARAMS.get(f"{base}_xxen")
+        assert {f"{base}_enxx", f"{base}_xxen"} <= set(PARAMS.papers["clm"])
+        assert (enxx.data.train_directions, enxx.data.eval_directions, enxx.data.tags) == ("en-xx", "en-xx",
+                                                                                           "target-prefix")
+        assert (xxen.data.train_directions, xxen.data.eval_directions, xxen.data.tags) == ("xx-en", "xx-en",
+                                                                                           "source-prefix")
+        assert all(s == "en" for s, _ in enxx.data.train_pairs) and all(t == "en" for _, t in xxen.data.train_pairs)
+        assert PARAMS.methods_of(f"{base}_enxx") == PARAMS.methods_of(f"{base}_xxen")
+        for method, (k_enxx, k_xxen) in ks.items():
+            a, b = resolve(enxx, method)[1], resolve(xxen, method)[1]
+            assert (a.features, a.decoder != "none") == (k_enxx, True)
+            assert (b.features, b.encoder != "none", b.decoder) == (k_xxen, True, "none")
 
 
 @pytest.mark.parametrize(("experiment", "row_exp", "table", "row_method"),

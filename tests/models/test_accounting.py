@@ -150,14 +150,17 @@ def test_clm_rows_cover_the_tables_and_reproduce_to_the_printed_digit() -> None:
     from lsnmt.rows_clm import CLM_PAPER, LSL_PAPER
 
     clm = [r for r in PAPER_ROWS if r.paper == CLM_PAPER and r.kind is not None]
-    assert {t: sum(r.table == t for r in clm) for t in ("1", "2", "3", "9")} == {"1": 7, "2": 6, "3": 8, "9": 4}
+    assert {t: sum(r.table == t for r in clm) for t in ("1", "2", "3", "9")} == {"1": 8, "2": 7, "3": 8, "9": 4}
     assert {r.method for r in clm if r.explained_miss} == {"clsr", "mclm-k194"}
     for row in clm:
         if row.explained_miss or row.kind == "adapter":
             continue
         r = count_row(row)  # CLM prints 0.01M: every CLM / Deep row is reproduced to that digit
         assert abs(r.train_params - row.paper_train_params) <= row.paper_unit / 2 + (
-            20_000 if row.method in ("sclm-k280", "sclm-k35", "ls", "mclm-D") else 0), row.method
+            20_000 if row.method in ("sclm-k280", "sclm-k35", "ls", "mclm-D") else 0) + (
+            # mCLM's xx-en models (k doubled, encoder only; lsnmt/rows_clm.py): the printed size is the en-xx model's,
+            # these are 0.02M (0.01%) short of it
+            25_000 if row.method.startswith("mclm-xx-en") else 0), row.method
     for row in (r for r in clm if r.kind == "adapter"):  # Bapna-Firat adapters within 1%; bias/LN-free exact
         r = count_row(row)
         assert within(r.train_params, row.paper_train_params, 0.01)

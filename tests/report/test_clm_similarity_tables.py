@@ -1,4 +1,5 @@
-"""CLM Tables 5 and 8 from a fixture evaluate summary of ``opus100_clm`` with similarity search (the format of
+"""CLM Tables 5 and 8 from a fixture evaluate summary of ``opus100_clm_xxen`` (the xx-en models: Sec. 5.2 studies
+encoder representations on xx-en) with similarity search (the format of
 ``lsnmt.eval.similarity.similarity_search``), and "not run" without it."""
 
 from __future__ import annotations
@@ -42,9 +43,9 @@ def test_tables_5_and_8_read_the_similarity_search(tmp_path: Path, params: Param
     sim = {m: {TED: similarity_search(embeddings(langs, noise, 1), "en"),
                FLORES: similarity_search(embeddings(langs, noise, 2), "en")}
            for m, noise in (("naive", 2.0), ("sclm", 0.5), ("mclm", 1.0))}
-    summary = {"experiment": "opus100_clm", "methods": list(sim), "similarity": sim,
+    summary = {"experiment": "opus100_clm_xxen", "methods": list(sim), "similarity": sim,
                "groups": {"source": "training sizes", "languages": GROUPS}, "scores": {}}
-    write_json(tmp_path / "results" / "opus100_clm" / "evaluate" / "summary.json", summary)
+    write_json(tmp_path / "results" / "opus100_clm_xxen" / "evaluate" / "summary.json", summary)
     res = Results(params, tmp_path / "results", tmp_path / "none.csv")
     t5 = {(c.keys[0], c.column): c for c in table(res, 5).cells}
     got = t5[("sCLM", "Zero-Shot / Flores")]

@@ -2,8 +2,8 @@
 (sparsity top-w).
 
 Figure 2's numbers are not printed in the paper (only the plot), so its paper panel says so; ours is the
-``opus100_clm`` sweep of footnote 6 (adapter bottleneck 32 … 128, CLM features 74 … 194) plus CLSR, and the
-embedded default run's single points in a separate panel. The t-SNE figures are drawn by the ``evaluate`` stage
+``opus100_clm_enxx`` / ``opus100_clm_xxen`` sweeps of footnote 6 (adapter bottleneck 32 … 128, CLM features
+74 … 194) plus CLSR, and the embedded default run's single points in a separate panel. The t-SNE figures are drawn by the ``evaluate`` stage
 for every method (``evaluate.tsne_sets``); the report copies them. Figure 4 needs every test set translated again
 with each top-w, which the pipeline does not do: it is drawn as "not run" with that reason.
 """
@@ -24,6 +24,7 @@ SWEEP = {
     "sCLM": ["sclm_k74", "sclm_k94", "sclm_k114", "sclm_k134", "sclm_k154", "sclm_k174", "sclm_k194"],
     "mCLM": ["mclm_k74", "mclm_k94", "mclm_k114", "mclm", "mclm_k154", "mclm_k174", "mclm_k194"],
 }
+CLM_RUNS = {"en-xx": "opus100_clm_enxx", "xx-en": "opus100_clm_xxen"}
 DEFAULT_POINTS = {"Adapter": ["adapter"], "CLSR": ["clsr"], "sCLM": ["sclm"], "mCLM": ["mclm"]}
 
 
@@ -54,17 +55,18 @@ def _plot(ax, pts: dict[str, list[tuple]], title: str) -> None:  # noqa: ANN001
 
 def fig2(results: Results, out_dir: Path, paper_dir: Path | None = None) -> FigureOut:
     del paper_dir
-    paper_run, default = results.run("opus100_clm"), results.run("default")
+    default = results.run("default")
     with figure(width=10.5, height=6.2, ncols=3, nrows=2) as (fig, axes):
         any_ours = False
         for i, side in enumerate(("en-xx", "xx-en")):
             not_run_panel(axes[i][0], f"paper {side}: the paper prints no numbers for Figure 2, only the plot")
-            ours = _points(results, paper_run, SWEEP, side)
+            name = CLM_RUNS[side]  # CLM's en-xx and xx-en models are separate experiments
+            ours = _points(results, results.run(name), SWEEP, side)
             any_ours |= bool(ours)
             if ours:
-                _plot(axes[i][1], ours, f"ours: opus100_clm, {side}")
+                _plot(axes[i][1], ours, f"ours: {name}, {side}")
             else:
-                not_run_panel(axes[i][1], f"experiment opus100_clm ({side})")
+                not_run_panel(axes[i][1], f"experiment {name} ({side})")
             dflt = _points(results, default, DEFAULT_POINTS, side)
             if dflt:
                 _plot(axes[i][2], dflt, f"embedded default, {side} (NOT comparable)")
@@ -72,7 +74,7 @@ def fig2(results: Results, out_dir: Path, paper_dir: Path | None = None) -> Figu
                 not_run_panel(axes[i][2], f"default run: no adapter/clsr/sclm/mclm scores ({side})")
         files = save(fig, out_dir / "clm", "figure2")
     return FigureOut("clm", "Figure 2", "Gain over the multilingual model vs model size: Adapter, CLSR, sCLM, mCLM "
-                     "(ours: opus100_clm sweep; default run separately; the paper prints no numbers)",
+                     "(ours: opus100_clm_enxx / _xxen sweeps; default run separately; the paper prints no numbers)",
                      "not run" if not any_ours else "ours", tuple(str(p.relative_to(out_dir.parent)) for p in files))
 
 
@@ -93,7 +95,7 @@ def tsne(results: Results, out_dir: Path, paper_dir: Path | None = None) -> Figu
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(src, target)
                     files.append(target)
-                    paper_scale |= name == "opus100_clm"
+                    paper_scale |= name in CLM_RUNS.values()
     status = "ours" if paper_scale else "not run"
     caption = ("t-SNE of encoder representations of the multi-way sets, one panel per resource group (CLM "
                "Figures 3, 5, 6; drawn by the evaluate stage for every method and run"
