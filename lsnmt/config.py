@@ -535,6 +535,8 @@ class Experiment:
 
 OWN_LISTS = ("methods", "tasks", "task_methods")
 """Job lists an experiment may set for itself (``None``: the top-level list)."""
+JOB_LISTS = (*OWN_LISTS, "xelm_experts", "xelm_targets")
+"""Every top-level job list DVC's matrices iterate over; each must be what the selected experiment runs."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -571,7 +573,7 @@ class Params:
     def _check_selected_jobs(self) -> None:
         """DVC's matrices are the top-level job lists: they must be what the selected experiment runs (its own
         ``methods`` / ``tasks`` / ``task_methods``, the x-elm jobs its ``xelm`` section implies)."""
-        keys = (*OWN_LISTS, "xelm_experts", "xelm_targets")
+        keys = JOB_LISTS
         want = {k: tuple(self.jobs_of(self.experiment, k)) for k in keys}
         wrong = [k for k in keys if tuple(getattr(self, k)) != want[k]]
         if wrong:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from lsnmt.config import JOB_LISTS, Params
+
 SCALES = {"cpu": "default", "gpu": "default_gpu"}
-JOB_LISTS = ("methods", "tasks", "task_methods", "xelm_experts", "xelm_targets")
 
 
 def resolve(scale: str) -> str:
@@ -27,7 +28,7 @@ def resolve(scale: str) -> str:
     return "gpu" if torch.cuda.is_available() else "cpu"
 
 
-def switch_args(params, target: str, frontend: str) -> list[str]:  # noqa: ANN001
+def switch_args(params: Params, target: str, frontend: str) -> list[str]:
     """Arguments that make the pipeline run experiment ``target`` (empty when params.yaml already does, or when it
     selects an experiment outside the default's scales)."""
     if params.experiment not in SCALES.values() or params.experiment == target:
@@ -44,14 +45,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("frontend", choices=["dvc", "snakemake"])
     ap.add_argument("--params", default="params.yaml")
     args = ap.parse_args(argv)
-    from lsnmt.config import Params
-
     params = Params.load(args.params)
     target = SCALES[resolve(args.scale)]
-    print(f"scale: {target} ({'selected' if params.experiment == target else 'switching from ' + params.experiment})"
-          if params.experiment in SCALES.values() else f"scale: experiment {params.experiment} left as selected",
-          file=sys.stderr)
-    for arg in switch_args(params, target, args.frontend):
+    switch = switch_args(params, target, args.frontend)
+    print(f"scale: running experiment {target if switch else params.experiment}", file=sys.stderr)
+    for arg in switch:
         print(arg)
     return 0
 

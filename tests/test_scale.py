@@ -67,3 +67,11 @@ def test_auto_is_gpu_only_with_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert scale.resolve("auto") == "gpu"
     assert scale.resolve("cpu") == "cpu"
+
+
+def test_nothing_on_stdout_without_a_switch(capsys: pytest.CaptureFixture[str]) -> None:
+    """run.sh reads one argument per stdout line: no switch must print no line (an empty one would reach DVC)."""
+    assert scale.main(["cpu", "dvc", "--params", str(ROOT / "params.yaml")]) == 0
+    assert capsys.readouterr().out == ""
+    scale.main(["gpu", "snakemake", "--params", str(ROOT / "params.yaml")])
+    assert capsys.readouterr().out == "experiment=default_gpu\n"
