@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from lsnmt.config import TrainConfig
+from lsnmt.data.sample import epoch_draw
 from lsnmt.io import DataError
 from lsnmt.train.corpus import Direction
 
@@ -101,8 +102,6 @@ class Pool:
         """Global ids of epoch ``epoch``'s sentences that fit the limits, with repeats (up-sampling)."""
         if self.sampling is None:
             return np.flatnonzero(self.keep)
-        from lsnmt.data.sample import epoch_draw  # lazy: the data package is not needed without a plan
-
         ids = np.concatenate([off + epoch_draw(self.sampling, d.name, epoch)
                               for d, off in zip(self.dirs, self.offsets[:-1].tolist(), strict=True)])
         return ids[self.keep[ids]]
