@@ -79,7 +79,7 @@ def test_stage_relaunches_itself_under_torchrun(tmp_path: Path) -> None:
     make_bin(tmp_path / "data" / "t" / "bin")
     params = {"experiment": "t", "methods": ["naive"], "experiments": {"t": {
         "data": {"languages": ["en", "de", "fr"], "sources": [{"name": "x", "kind": "embedded", "path": "embedded"}]},
-        "model": TINY_MODEL,
+        "model": TINY_MODEL, "method_cfg": {"naive": {"kind": "naive"}},
         "train": {"max_tokens": 64, "max_steps": 4, "warmup_steps": 2, "log_every": 2, "validate_every": 2,
                   "save_every": 2, "gpus_per_node": 2}}}}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))

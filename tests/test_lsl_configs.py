@@ -8,6 +8,7 @@ import pytest
 
 from lsnmt import methods
 from lsnmt.config import Params
+from lsnmt.report.runs import DEFAULTS
 from lsnmt.search import searches
 from lsnmt.typed import ConfigError
 from tests.test_methods import _load
@@ -33,7 +34,8 @@ def test_searches_of_the_lsl_experiment_and_the_default() -> None:
     default = PARAMS.get("default")
     assert set(searches(default)) == {"lsl_search"}
     assert "lsl_nas" in PARAMS.methods and methods.resolve(default, "lsl_nas")[1].architecture == "lsl_search"
-    assert all(searches(e) == {} for name, e in PARAMS.experiments.items() if name not in ("default", "default_all", "flores10_lsl"))
+    searched = {name for name, e in PARAMS.experiments.items() if searches(e)}
+    assert searched == {*DEFAULTS, "flores10_lsl"}
 
 
 def test_zero_shot_experiment_trains_english_and_within_group_directions() -> None:
