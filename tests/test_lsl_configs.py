@@ -33,7 +33,8 @@ def test_searches_of_the_lsl_experiment_and_the_default() -> None:
     default = PARAMS.get("default")
     assert set(searches(default)) == {"lsl_search"}
     assert "lsl_nas" in PARAMS.methods and methods.resolve(default, "lsl_nas")[1].architecture == "lsl_search"
-    assert all(searches(e) == {} for name, e in PARAMS.experiments.items() if name not in ("default", "default_all", "flores10_lsl"))
+    with_search = ("default", "default_all", "flores10_lsl")
+    assert all(searches(e) == {} for name, e in PARAMS.experiments.items() if name not in with_search)
 
 
 def test_zero_shot_experiment_trains_english_and_within_group_directions() -> None:
@@ -59,7 +60,7 @@ def test_zero_shot_experiment_trains_english_and_within_group_directions() -> No
     (lambda r: r["experiments"]["flores10_lsl_zeroshot"]["data"]["groups"].update(X=["xx"]),
      "experiments.flores10_lsl_zeroshot.data.groups.X[0]: 'xx' is not in data.languages"),
 ])
-def test_errors_name_the_key(tmp_path: Path, mutate, message: str) -> None:  # noqa: ANN001
+def test_errors_name_the_key(tmp_path: Path, mutate, message: str) -> None:
     with pytest.raises(ConfigError) as info:
         _load(tmp_path, mutate)
     assert message in str(info.value)

@@ -178,11 +178,11 @@ def batch_loss(model: TaskModel, task: TaskConfig, kind: str | None, batch: dict
         return model(batch["input_ids"], batch["attention_mask"], ctx)
 
     if task.kind == "ner":
-        def terms(logits: Tensor):  # noqa: ANN202
+        def terms(logits: Tensor):
             return losses.ner_terms(logits, batch["labels"])
         scale = 1.0
     else:
-        def terms(logits: Tensor):  # noqa: ANN202
+        def terms(logits: Tensor):
             return losses.qa_terms(logits, batch["attention_mask"], batch["start"], batch["end"])
         scale = 0.5
     if kind == "lms_fd":

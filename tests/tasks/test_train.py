@@ -28,7 +28,7 @@ def _one_thread() -> None:
     torch.set_num_threads(1)
 
 
-def _ner(tmp: Path, **kw) -> tuple[TaskConfig, Prepared]:  # noqa: ANN003
+def _ner(tmp: Path, **kw) -> tuple[TaskConfig, Prepared]:
     args = {"epochs": 2, "batch_size": 8, "lr": 2e-3, "max_length": 32, "seeds": (1,), "select": "best", **kw}
     task = TaskConfig(kind="ner", languages=("en", "fr"), source=TaskSource(kind="wikiann"), encoder=ENC, **args)
     prep_task("wikiann", task, FIX / "wikiann", tmp / "prep")
@@ -115,7 +115,7 @@ def test_task_eval_averages_seeds_and_counts_wins(tmp_path: Path) -> None:
         (data / "test" / f"{lang}.jsonl").write_text("".join(json.dumps({"tags": t}) + "\n" for t in tags))
     right, wrong = gold, {"en": [["O", "O"], ["B-LOC", "O"]], "fr": [["O", "O"]]}
 
-    def write(method: str, seed: int, routes: dict) -> None:  # noqa: ANN001
+    def write(method: str, seed: int, routes: dict) -> None:
         d = tmp_path / "res" / method / f"seed{seed}"
         d.mkdir(parents=True)
         (d / "predictions.json").write_text(json.dumps({"seed": seed, "routes": list(routes), "predictions": routes,

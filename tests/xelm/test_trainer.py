@@ -84,7 +84,7 @@ def test_interrupted_training_resumes_bit_exactly(workspace: tuple, monkeypatch:
     train_lm(job, LM, lm, meta, Path("work/a"), Path("results/a"))
     real, calls = lm_trainer._update, {"n": 0}
 
-    def crash_after_three(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def crash_after_three(*args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 4:
             raise KeyboardInterrupt
