@@ -69,6 +69,7 @@ def _rank(rank: int, world: int, port: int, bin_dir: Path, root: Path) -> None:
         (root / f"rank{rank}.stopped").write_text(f"{exc.signum} {exc.step}")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_ranks_stop_together_when_one_is_signalled(tmp_path: Path) -> None:
     with socket.socket() as s:
