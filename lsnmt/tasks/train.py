@@ -11,7 +11,10 @@ Resumable: a unit's state lives in ``work/{exp}/tasks/{task}/{method}/seed{n}`` 
 epoch, ``best.pt``, ``result.json`` when done; a changed config or changed data wipes it). The stage
 output ``results/{exp}/tasks/{task}/{method}/seed{n}/`` (``predictions.json``, ``curve.tsv``) is assembled
 from finished units and swapped in atomically; fine-tuned weights stay in ``work/`` (1.1 GB each at paper
-scale). CPU runs are deterministic.
+scale). CPU runs are deterministic. The updates run on :func:`lsnmt.train.loop.run_updates` (one update per
+batch, ``last.pt`` at each epoch's end): SIGTERM / SIGUSR1 saves ``last.pt`` after the batch in progress, with the
+epoch's running loss, and raises :class:`~lsnmt.train.loop.Interrupted`; the rerun resumes inside the epoch, bit
+for bit on CPU.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from lsnmt.tasks.data import NER_LABELS
 from lsnmt.tasks.features import IGNORE, best_span, ner_tags
 from lsnmt.tasks.tokenizer import PAD
 from lsnmt.train import checkpoint as ckpt
+from lsnmt.train.loop import Job, Update, run_updates
 from lsnmt.typed import to_dict
 from models.lang import LangContext
 from models.xlmr import TaskModel, build_task_model, load_encoder
@@ -275,6 +279,7 @@ def run_unit(unit: Unit, prepared: Prepared, device: torch.device) -> dict[str, 
     n_batches = len(epoch_batches(train_rows, list(task.languages), task.batch_size, np.random.default_rng(0)))
     opt, sched = optimizer(model, task, task.epochs * n_batches)
     state = {"epoch": 0, "best": None, "best_epoch": None, "curve": []}
+    running = {"loss": 0.0, "batches": 0}  # the epoch in progress: summed loss, batches done
     last = unit.work / "last.pt"
     if last.is_file():
         saved = ckpt.load(last, device)
@@ -282,29 +287,42 @@ def run_unit(unit: Unit, prepared: Prepared, device: torch.device) -> dict[str, 
         opt.load_state_dict(saved["optimizer"])
         sched.load_state_dict(saved["scheduler"])
         ckpt.set_rng_state(saved["rng"])
-        state = saved["state"]
-        log.info("%s %s seed %d: resuming after epoch %d", unit.task_name, unit.method, unit.seed, state["epoch"])
+        state, running = saved["state"], saved.get("running", running)
+        log.info("%s %s seed %d: resuming after update %d (epoch %d)", unit.task_name, unit.method, unit.seed,
+                 sched.last_epoch, state["epoch"] + 1)
     route0 = routes(unit.kind, unit.cfg)[0]
-    for epoch in range(state["epoch"], task.epochs):
-        t0, total, seen = time.time(), 0.0, 0
-        rng = np.random.default_rng([unit.seed, epoch])
+    epochs: dict[int, list[tuple[int, np.ndarray]]] = {}
+    clock = [time.time()]
+
+    def update(n: int) -> Update:
+        """Update ``n + 1``: batch ``n % n_batches`` of epoch ``n // n_batches`` (that epoch's own order)."""
+        epoch, b = divmod(n, n_batches)
+        if epoch not in epochs:
+            epochs.clear()
+            epochs[epoch] = epoch_batches(train_rows, list(task.languages), task.batch_size,
+                                          np.random.default_rng([unit.seed, epoch]))
+        lid, idx = epochs[epoch][b]
         model.train()
-        for lid, idx in tqdm(epoch_batches(train_rows, list(task.languages), task.batch_size, rng),
-                             desc=f"{unit.task_name} {unit.method} s{unit.seed} ep{epoch + 1}", unit="batch",
-                             leave=False):
-            batch = collate([train_rows[task.languages[lid]][i] for i in idx], device)
-            loss = batch_loss(model, task, unit.kind, batch, LangContext.single(lid, lid, len(idx), device))
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"{unit.task_name} {unit.method} seed {unit.seed}: loss is {loss.item()} "
-                                         f"in epoch {epoch + 1}")
-            loss.backward()
-            if task.clip_norm > 0:
-                nn.utils.clip_grad_norm_(model.parameters(), task.clip_norm)
-            opt.step()
-            sched.step()
-            opt.zero_grad(set_to_none=True)
-            total, seen = total + loss.item(), seen + 1
-        row = {"epoch": epoch + 1, "step": sched.last_epoch, "loss": total / max(seen, 1), "dev_f1": None}
+        batch = collate([train_rows[task.languages[lid]][i] for i in idx], device)
+        loss = batch_loss(model, task, unit.kind, batch, LangContext.single(lid, lid, len(idx), device))
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"{unit.task_name} {unit.method} seed {unit.seed}: loss is {loss.item()} "
+                                     f"in epoch {epoch + 1}")
+        loss.backward()
+        if task.clip_norm > 0:
+            nn.utils.clip_grad_norm_(model.parameters(), task.clip_norm)
+        lr = opt.param_groups[0]["lr"]
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        running["loss"], running["batches"] = running["loss"] + loss.item(), running["batches"] + 1
+        if b == n_batches - 1:
+            _end_epoch(epoch)
+        return Update(loss=loss.item(), nll=loss.item(), ntokens=len(idx), lr=lr)
+
+    def _end_epoch(epoch: int) -> None:
+        row = {"epoch": epoch + 1, "step": sched.last_epoch, "loss": running["loss"] / max(running["batches"], 1),
+               "dev_f1": None}
         if task.select == "best":
             row["dev_f1"] = dev_f1(predict(model, task, prepared.splits["valid"], route0, None, device),
                                    prepared.splits["valid"])
@@ -313,10 +331,19 @@ def run_unit(unit: Unit, prepared: Prepared, device: torch.device) -> dict[str, 
                 ckpt.save(unit.work / "best.pt", {"model": model.state_dict()})
         state["curve"].append(row)
         state["epoch"] = epoch + 1
-        ckpt.save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
-                         "rng": ckpt.rng_state(), "state": state})
+        running.update(loss=0.0, batches=0)
         log.info("%s %s seed %d epoch %d: loss %.4f%s (%.1fs)", unit.task_name, unit.method, unit.seed, epoch + 1,
-                 row["loss"], "" if row["dev_f1"] is None else f", dev F1 {row['dev_f1']:.2f}", time.time() - t0)
+                 row["loss"], "" if row["dev_f1"] is None else f", dev F1 {row['dev_f1']:.2f}",
+                 time.time() - clock[0])
+        clock[0] = time.time()
+
+    def save(n: int) -> None:
+        ckpt.save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+                         "rng": ckpt.rng_state(), "state": state, "running": dict(running)})
+
+    job = Job(name=f"{unit.task_name} {unit.method} s{unit.seed}", total=task.epochs * n_batches,
+              log_every=n_batches, save_every=n_batches, update=update, save=save)
+    run_updates(job, sched.last_epoch, None, None)
     if task.select == "best":
         model.load_state_dict(ckpt.load(unit.work / "best.pt", device)["model"])
     result = {"task": unit.task_name, "method": unit.method, "kind": unit.kind, "seed": unit.seed,

@@ -83,22 +83,25 @@ class Job:
     """Writes the resumable state after ``n`` updates (``work_dir/last.pt``)."""
 
 
-def run_updates(job: Job, step: int, meters: Meters, curve: Curve) -> int:
+def run_updates(job: Job, step: int, meters: Meters | None = None, curve: Curve | None = None) -> int:
     """Run ``job`` from ``step`` updates done to ``job.total``; returns the updates done.
 
-    Raises :class:`Interrupted` after SIGTERM / SIGUSR1 (state saved) unless the last update was the final one.
+    With ``meters`` and ``curve``, every ``log_every`` updates log one line and append one curve row (a job without
+    them logs for itself, e.g. per epoch). Raises :class:`Interrupted` after SIGTERM / SIGUSR1 (state saved) unless
+    the last update was the final one.
     """
     bar = tqdm(total=job.total, initial=step, desc=job.name, unit="update", disable=None)
-    clock, seen = time.perf_counter(), 0
+    clock, seen, logging_ = time.perf_counter(), 0, meters is not None and curve is not None
     with stop_requests() as caught:
         while step < job.total:
             res = job.update(step)
             step += 1
-            meters.add(res.loss, res.nll, res.ntokens)
             seen += res.ntokens
             bar.update(1)
             final = step == job.total
-            if final or step % job.log_every == 0:
+            if logging_:
+                meters.add(res.loss, res.nll, res.ntokens)
+            if logging_ and (final or step % job.log_every == 0):
                 loss, nll = meters.bits()
                 log.info(log_line(step, job.total, loss, nll, res.lr, seen / (time.perf_counter() - clock)))
                 curve.append(step, loss, nll, res.lr, None)
