@@ -20,7 +20,6 @@ for bit on CPU.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import logging
 import shutil
@@ -38,12 +37,12 @@ from tqdm import tqdm
 from lsnmt import methods as method_registry
 from lsnmt.accounting import deployed_params, train_params
 from lsnmt.config import Experiment
-from lsnmt.io import DataError, atomic_dir, atomic_write, write_json
+from lsnmt.io import atomic_dir, atomic_write, write_json
 from lsnmt.tasks import loss as losses
+from lsnmt.tasks.batches import Prepared, collate, epoch_batches
 from lsnmt.tasks.config import TaskConfig
 from lsnmt.tasks.data import NER_LABELS
-from lsnmt.tasks.features import IGNORE, best_span, ner_tags
-from lsnmt.tasks.tokenizer import PAD
+from lsnmt.tasks.predict import dev_f1, predict
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.loop import Job, Update, run_updates
 from lsnmt.typed import to_dict
@@ -51,75 +50,6 @@ from models.lang import LangContext
 from models.xlmr import TaskModel, build_task_model, load_encoder
 
 log = logging.getLogger(__name__)
-
-
-# -- prepared data --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Prepared:
-    """``data/{exp}/tasks/{task}`` in memory: features per split and language, QA gold, meta."""
-
-    root: Path
-    meta: dict[str, Any]
-    splits: dict[str, dict[str, list[dict[str, Any]]]]
-    gold: dict[str, dict[str, Any]]
-    """QA test: ``{lang: {qid: {"answers": [...], "context": ...}}}``."""
-
-    @classmethod
-    def load(cls, root: Path) -> Prepared:
-        meta_path = root / "meta.json"
-        if not meta_path.is_file():
-            raise DataError(f"{meta_path}: missing; run the task_prep stage")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        splits: dict[str, dict[str, list[dict[str, Any]]]] = {}
-        gold: dict[str, dict[str, Any]] = {}
-        for split in ("train", "valid", "test"):
-            for lang in meta["languages"]:
-                path = root / split / f"{lang}.jsonl"
-                if path.is_file():
-                    with open(path, encoding="utf-8") as fh:
-                        splits.setdefault(split, {})[lang] = [json.loads(line) for line in fh]
-                g = root / split / f"{lang}.gold.json"
-                if split == "test" and g.is_file():
-                    gold[lang] = json.loads(g.read_text(encoding="utf-8"))
-        return cls(root, meta, splits, gold)
-
-    @property
-    def fingerprint(self) -> str:
-        return hashlib.sha256((self.root / "meta.json").read_bytes()).hexdigest()
-
-
-# -- batches --------------------------------------------------------------------------------------------------
-
-
-def epoch_batches(train: dict[str, list[dict]], languages: list[str], batch_size: int,
-                  rng: np.random.Generator) -> list[tuple[int, list[int]]]:
-    """``(language id, example indices)`` of one epoch: each language shuffled and cut into batches of
-    ``batch_size`` (the last one smaller), then all batches in a random order."""
-    out: list[tuple[int, list[int]]] = []
-    for lid, lang in enumerate(languages):
-        order = rng.permutation(len(train.get(lang, []))).tolist()
-        out += [(lid, order[i:i + batch_size]) for i in range(0, len(order), batch_size)]
-    return [out[i] for i in rng.permutation(len(out)).tolist()]
-
-
-def collate(rows: list[dict], device: torch.device) -> dict[str, Tensor]:
-    """Pad ``ids`` (``<pad>``), ``labels`` (ignored) to the longest row; QA ``start``/``end`` targets."""
-    width = max(len(r["ids"]) for r in rows)
-    ids = torch.full((len(rows), width), PAD, dtype=torch.long)
-    for i, r in enumerate(rows):
-        ids[i, : len(r["ids"])] = torch.tensor(r["ids"])
-    out = {"input_ids": ids, "attention_mask": ids.ne(PAD).long()}
-    if "labels" in rows[0]:
-        labels = torch.full((len(rows), width), IGNORE, dtype=torch.long)
-        for i, r in enumerate(rows):
-            labels[i, : len(r["labels"])] = torch.tensor(r["labels"])
-        out["labels"] = labels
-    if "start" in rows[0]:
-        out["start"] = torch.tensor([r["start"] for r in rows])
-        out["end"] = torch.tensor([r["end"] for r in rows])
-    return {k: v.to(device) for k, v in out.items()}
 
 
 # -- model, optimiser, objective ------------------------------------------------------------------------------
@@ -192,48 +122,6 @@ def batch_loss(model: TaskModel, task: TaskConfig, kind: str | None, batch: dict
     if kind == "lms_fd":
         return losses.fd_loss(forward, langs, terms, kl_scale=scale)
     return losses.single_loss(forward, langs, terms)
-
-
-# -- prediction -----------------------------------------------------------------------------------------------
-
-
-@torch.no_grad()
-def predict(model: TaskModel, task: TaskConfig, rows_by_lang: dict[str, list[dict]], route: str,
-            gold: dict[str, dict[str, Any]] | None, device: torch.device) -> dict[str, Any]:
-    """NER: ``{lang: [[tag per word] per sentence]}``; QA: ``{lang: {qid: answer text}}``."""
-    model.eval()
-    out: dict[str, Any] = {}
-    for lid, lang in enumerate(task.languages):
-        rows = rows_by_lang.get(lang, [])
-        preds: Any = [] if task.kind == "ner" else {}
-        best: dict[str, Any] = {}
-        for i in range(0, len(rows), task.eval_batch_size):
-            chunk = rows[i:i + task.eval_batch_size]
-            batch = collate([{"ids": r["ids"]} for r in chunk], device)
-            langs = LangContext.single(lid, lid, len(chunk), device)
-            langs = langs if route == "none" else langs.with_(route=route)
-            logits = model(batch["input_ids"], batch["attention_mask"], langs).float().cpu()
-            for r, lg in zip(chunk, logits, strict=True):
-                if task.kind == "ner":
-                    preds.append(ner_tags(lg, r["first"]))
-                    continue
-                span = best_span(lg[:, 0], lg[:, 1], r["offsets"] + [None] * (lg.shape[0] - len(r["offsets"])),
-                                 n_best=task.n_best, max_answer_length=task.max_answer_length)
-                if span is not None and (r["qid"] not in best or span.score > best[r["qid"]].score):
-                    best[r["qid"]] = span
-        if task.kind == "qa":
-            assert gold is not None
-            preds = {qid: (g["context"][best[qid].start:best[qid].end] if qid in best else "")
-                     for qid, g in gold[lang].items()}
-        out[lang] = preds
-    return out
-
-
-def dev_f1(preds: dict[str, list[list[str]]], rows_by_lang: dict[str, list[dict]]) -> float:
-    """Mean over languages of the span F1 on the dev set (model selection, ``select: best``)."""
-    from lsnmt.tasks.metrics import span_f1
-
-    return float(np.mean([span_f1([r["tags"] for r in rows_by_lang[lang]], p) for lang, p in preds.items()]))
 
 
 # -- one unit -------------------------------------------------------------------------------------------------

@@ -34,8 +34,10 @@ class Interrupted(RuntimeError):
     """Training stopped on a signal after saving ``last.pt``; running again resumes."""
 
     def __init__(self, signum: int, step: int) -> None:
-        super().__init__(f"stopped by {signal.Signals(signum).name} after update {step}; "
-                         "checkpoint saved, the next run resumes from it")
+        super().__init__(
+            f"stopped by {signal.Signals(signum).name} after update {step}; "
+            "checkpoint saved, the next run resumes from it"
+        )
         self.signum, self.step = signum, step
 
 
@@ -91,7 +93,7 @@ def run_updates(job: Job, step: int, meters: Meters | None = None, curve: Curve 
     the last update was the final one.
     """
     bar = tqdm(total=job.total, initial=step, desc=job.name, unit="update", disable=None)
-    clock, seen, logging_ = time.perf_counter(), 0, meters is not None and curve is not None
+    clock, seen = time.perf_counter(), 0
     with stop_requests() as caught:
         while step < job.total:
             res = job.update(step)
@@ -99,14 +101,14 @@ def run_updates(job: Job, step: int, meters: Meters | None = None, curve: Curve 
             seen += res.ntokens
             bar.update(1)
             final = step == job.total
-            if logging_:
+            if meters is not None and curve is not None:
                 meters.add(res.loss, res.nll, res.ntokens)
-            if logging_ and (final or step % job.log_every == 0):
-                loss, nll = meters.bits()
-                log.info(log_line(step, job.total, loss, nll, res.lr, seen / (time.perf_counter() - clock)))
-                curve.append(step, loss, nll, res.lr, None)
-                meters.reset()
-                clock, seen = time.perf_counter(), 0
+                if final or step % job.log_every == 0:
+                    loss, nll = meters.bits()
+                    log.info(log_line(step, job.total, loss, nll, res.lr, seen / (time.perf_counter() - clock)))
+                    curve.append(step, loss, nll, res.lr, None)
+                    meters.reset()
+                    clock, seen = time.perf_counter(), 0
             periodic = final or step % job.save_every == 0
             if periodic:
                 job.save(step)

@@ -63,8 +63,9 @@ def test_greedy_decoding_on_the_gpu_matches_the_cpu(device: torch.device, tmp_pa
     exp = tiny_experiment(max_steps=6, decode={"beam": 1, "max_len_b": 6})
     train(exp, bin_dir, tmp_path / "out", tmp_path / "work")
     vocab = Vocab.load(bin_dir)
-    model = build_transformer(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
-                              padding_idx=vocab.pad)
+    model = build_transformer(
+        exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages), padding_idx=vocab.pad
+    )
     model.load_state_dict(weights(tmp_path / "out" / "model.pt"))
     model.eval()
     (direction,) = load_split(bin_dir, "valid", (("en", "de"),), vocab)
