@@ -27,7 +27,7 @@ def resolve(scale: str) -> str:
     return "gpu" if torch.cuda.is_available() else "cpu"
 
 
-def switch_args(params, target: str, frontend: str) -> list[str]:  # noqa: ANN001
+def switch_args(params, target: str, frontend: str) -> list[str]:
     """Arguments that make the pipeline run experiment ``target`` (empty when params.yaml already does, or when it
     selects an experiment outside the default's scales)."""
     if params.experiment not in SCALES.values() or params.experiment == target:
