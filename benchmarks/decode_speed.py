@@ -21,10 +21,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lsnmt.config import ModelConfig  # noqa: E402
-from lsnmt.decode.beam import beam_search  # noqa: E402
-from models.build import build_transformer  # noqa: E402
-from models.lang import LangContext  # noqa: E402
+from lsnmt.config import ModelConfig
+from lsnmt.decode.beam import beam_search
+from models.build import build_transformer
+from models.lang import LangContext
 
 
 class PrefixCache:
@@ -46,18 +46,18 @@ class Uncached(torch.nn.Module):
         self.model = model
         self.max_positions = model.max_positions
 
-    def encode(self, src, langs):  # noqa: ANN001, ANN201
+    def encode(self, src, langs):
         return self.model.encode(src, langs)
 
-    def init_cache(self, langs):  # noqa: ANN001, ANN201
+    def init_cache(self, langs):
         return PrefixCache()
 
-    def decode(self, last, enc, langs, cache):  # noqa: ANN001, ANN201
+    def decode(self, last, enc, langs, cache):
         cache.prefix = last if cache.prefix is None else torch.cat([cache.prefix, last], dim=1)
         return self.model.decode(cache.prefix, enc, langs, None)[:, -1:]
 
 
-def timed(fn, repeats: int) -> float:  # noqa: ANN001
+def timed(fn, repeats: int) -> float:
     fn()  # warm-up
     times = []
     for _ in range(repeats):

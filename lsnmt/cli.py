@@ -49,22 +49,29 @@ def stage_args(name: str, argv: list[str] | None = None, **extra: str) -> tuple[
     return args, exp
 
 
-def guarded(name: str, call) -> None:  # noqa: ANN001
-    """Run ``call()``; bad data or a diverged run is logged as one clear line and exits 1."""
+def guarded(name: str, call) -> None:
+    """Run ``call()``; bad data or a diverged run is logged as one clear line and exits 1, a run stopped by
+    SIGTERM / SIGUSR1 (its state saved: ``lsnmt.train.loop``) exits ``128 + signal``."""
+    from lsnmt.io import DataError
+    from lsnmt.train.loop import Interrupted
+
     try:
         call()
     except (DataError, FloatingPointError) as exc:
         logging.getLogger(f"stages.{name}").error("%s", exc)
         raise SystemExit(1) from None
+    except Interrupted as exc:
+        logging.getLogger(f"stages.{name}").warning("%s", exc)
+        raise SystemExit(128 + exc.signum) from None
 
 
-def run(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
+def run(name: str, fn, argv: list[str] | None = None) -> None:
     """Run ``fn(exp)`` for a stage that depends only on the experiment."""
     _args, exp = stage_args(name, argv)
     guarded(name, lambda: fn(exp))
 
 
-def run_method(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
+def run_method(name: str, fn, argv: list[str] | None = None) -> None:
     """Run ``fn(exp, method)`` for a stage keyed by experiment and method (``--method``)."""
     args, exp = stage_args(name, argv, method="method name (params.yaml `methods`)")
     methods = Params.load(args.params).methods_of(exp.name)
@@ -75,7 +82,7 @@ def run_method(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: A
     guarded(name, lambda: fn(exp, args.method))
 
 
-def run_all_methods(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
+def run_all_methods(name: str, fn, argv: list[str] | None = None) -> None:
     """Run ``fn(exp, methods)`` for a stage that compares every method of the experiment
     (:meth:`~lsnmt.config.Params.methods_of`)."""
     args, exp = stage_args(name, argv)
@@ -83,7 +90,7 @@ def run_all_methods(name: str, fn, argv: list[str] | None = None) -> None:  # no
     guarded(name, lambda: fn(exp, methods))
 
 
-def run_tasks(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
+def run_tasks(name: str, fn, argv: list[str] | None = None) -> None:
     """Run ``fn(exp, tasks, task_methods)`` for the NER / QA stages: the experiment's ``tasks`` and
     ``task_methods`` (its own lists, else the top-level ones; ``Params.load`` has checked them)."""
     args, exp = stage_args(name, argv)
@@ -92,7 +99,7 @@ def run_tasks(name: str, fn, argv: list[str] | None = None) -> None:  # noqa: AN
     guarded(name, lambda: fn(exp, tasks, methods))
 
 
-def run_keyed(name: str, key: str, allowed: str, fn, argv: list[str] | None = None) -> None:  # noqa: ANN001
+def run_keyed(name: str, key: str, allowed: str, fn, argv: list[str] | None = None) -> None:
     """Run ``fn(exp, value)`` for a stage keyed by one identity argument ``--<key>`` whose value must be one of
     the experiment's job list ``allowed`` (:meth:`~lsnmt.config.Params.jobs_of`, e.g. ``--expert`` in
     ``xelm_experts``)."""

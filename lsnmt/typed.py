@@ -234,7 +234,7 @@ def load_yaml(path: str | Path) -> Any:
     error or a duplicate key."""
     try:
         with open(path, encoding="utf-8") as fh:
-            return yaml.load(fh, Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
+            return yaml.load(fh, Loader=UniqueKeyLoader)  # a SafeLoader
     except DuplicateKeyError as exc:
         raise ConfigError(str(exc)) from None
     except yaml.YAMLError as exc:

@@ -35,7 +35,7 @@ from models.build import build_transformer
 from models.ls import criterion
 
 
-def scores(exp, method: str, model_pt: Path, sentences: int) -> list[tuple[str, str, float, float]]:  # noqa: ANN001
+def scores(exp, method: str, model_pt: Path, sentences: int) -> list[tuple[str, str, float, float]]:
     vocab, bin_dir = Vocab.load(layout.bin_dir(exp.name)), layout.bin_dir(exp.name)
     model = load_model(exp, method, model_pt, vocab)
     sp = spm.SentencePieceProcessor(model_file=str(layout.spm_dir(exp.name) / "spm.model"))

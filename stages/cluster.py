@@ -9,7 +9,7 @@ from lsnmt.xelm.cluster import cluster
 from lsnmt.xelm.stage import job_parents, not_configured
 
 
-def _cluster(exp) -> None:  # noqa: ANN001
+def _cluster(exp) -> None:
     out = xl.cluster_dir(exp.name)
     if not not_configured(exp, out):
         cluster(exp, xl.lm_dir(exp.name), out)

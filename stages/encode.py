@@ -5,7 +5,7 @@ from lsnmt.data import layout
 from lsnmt.data.encode import encode
 
 
-def _encode(exp) -> None:  # noqa: ANN001
+def _encode(exp) -> None:
     encode(exp, layout.spm_dir(exp.name), layout.sampled_dir(exp.name), layout.prepared_dir(exp.name),
            layout.bin_dir(exp.name))
 

@@ -14,7 +14,7 @@ from lsnmt.data import layout
 from lsnmt.eval.evaluate import evaluate
 
 
-def _evaluate(exp, methods: tuple[str, ...]) -> None:  # noqa: ANN001
+def _evaluate(exp, methods: tuple[str, ...]) -> None:
     results = Path("results") / exp.name
     evaluate(exp, methods, results, layout.prepared_dir(exp.name), layout.spm_dir(exp.name),
              layout.bin_dir(exp.name), results / "evaluate")

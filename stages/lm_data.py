@@ -10,7 +10,7 @@ from lsnmt.xelm.lmdata import build_lm_data
 from lsnmt.xelm.stage import not_configured
 
 
-def _lm_data(exp) -> None:  # noqa: ANN001
+def _lm_data(exp) -> None:
     out = xl.lm_dir(exp.name)
     if not not_configured(exp, out):
         build_lm_data(exp, layout.prepared_dir(exp.name), layout.spm_dir(exp.name), out)

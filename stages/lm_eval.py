@@ -12,7 +12,7 @@ from lsnmt.xelm.evaluate import evaluate
 from lsnmt.xelm.stage import not_configured
 
 
-def _eval(exp) -> None:  # noqa: ANN001
+def _eval(exp) -> None:
     out = xl.eval_dir(exp.name)
     if not not_configured(exp, out):
         with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run

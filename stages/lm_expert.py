@@ -14,7 +14,7 @@ from lsnmt.xelm.lmdata import load_meta
 from lsnmt.xelm.trainer import train_lm
 
 
-def _expert(exp, expert: str) -> None:  # noqa: ANN001
+def _expert(exp, expert: str) -> None:
     lm_dir = xl.lm_dir(exp.name)
     job = jobs.expert_job(exp, expert, lm_dir, xl.cluster_dir(exp.name), xl.seed_dir(exp.name) / "model.pt")
     train_lm(job, exp.xelm.lm, lm_dir, load_meta(lm_dir), xl.ckpt_dir(exp.name, expert),

@@ -13,7 +13,7 @@ from lsnmt.xelm.lmdata import load_meta
 from lsnmt.xelm.trainer import train_lm
 
 
-def _hmr(exp, target: str) -> None:  # noqa: ANN001
+def _hmr(exp, target: str) -> None:
     lm_dir = xl.lm_dir(exp.name)
     job = jobs.hmr_job(exp, target, lm_dir, xl.cluster_dir(exp.name))
     train_lm(job, exp.xelm.lm, lm_dir, load_meta(lm_dir), xl.ckpt_dir(exp.name, f"hmr-{target}"),

@@ -14,7 +14,7 @@ from lsnmt.xelm.icl import run_icl
 from lsnmt.xelm.stage import not_configured
 
 
-def _icl(exp) -> None:  # noqa: ANN001
+def _icl(exp) -> None:
     out = xl.icl_dir(exp.name)
     if not not_configured(exp, out):
         with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run

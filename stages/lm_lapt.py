@@ -13,7 +13,7 @@ from lsnmt.xelm.stage import not_configured
 from lsnmt.xelm.trainer import train_lm
 
 
-def _lapt(exp) -> None:  # noqa: ANN001
+def _lapt(exp) -> None:
     out, lm_dir = xl.lapt_dir(exp.name), xl.lm_dir(exp.name)
     if not_configured(exp, out):
         return

@@ -14,7 +14,7 @@ from lsnmt.xelm.stage import not_configured
 from lsnmt.xelm.trainer import train_lm
 
 
-def _seed(exp) -> None:  # noqa: ANN001
+def _seed(exp) -> None:
     out, lm_dir = xl.seed_dir(exp.name), xl.lm_dir(exp.name)
     if not_configured(exp, out):
         return

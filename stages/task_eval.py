@@ -10,7 +10,7 @@ from lsnmt.data import layout
 from lsnmt.tasks.evaluate import evaluate
 
 
-def _eval(exp, tasks, _methods) -> None:  # noqa: ANN001
+def _eval(exp, tasks, _methods) -> None:
     results = Path("results") / exp.name
     evaluate(tasks, layout.tasks_dir(exp.name), results / "tasks", results / "task_eval")
 

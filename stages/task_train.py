@@ -10,7 +10,7 @@ from lsnmt.cli import run_tasks
 from lsnmt.data import layout
 
 
-def _train(exp, tasks, methods) -> None:  # noqa: ANN001
+def _train(exp, tasks, methods) -> None:
     from lsnmt.tasks.train import train_tasks  # torch + transformers: imported once the arguments are checked
 
     train_tasks(exp, tasks, methods, layout.tasks_dir(exp.name), Path("results") / exp.name / "tasks",

@@ -31,7 +31,7 @@ from models.ls import criterion
 log = logging.getLogger("stages.train")
 
 
-def _relaunch(exp, argv: list[str]) -> None:  # noqa: ANN001
+def _relaunch(exp, argv: list[str]) -> None:
     """Replace this process by the multi-rank launcher when params.yaml asks for several ranks."""
     try:
         cmd = launch.command(exp.train, argv)
@@ -46,7 +46,7 @@ def _relaunch(exp, argv: list[str]) -> None:  # noqa: ANN001
     os.execvp(cmd[0], cmd)
 
 
-def _train(exp, method: str, argv: list[str]) -> None:  # noqa: ANN001
+def _train(exp, method: str, argv: list[str]) -> None:
     _relaunch(exp, argv)
     kind, cfg = methods.resolve(exp, method)
     cfg = methods.bind(exp, method, kind, cfg)

@@ -12,7 +12,7 @@ from lsnmt.data import layout
 from lsnmt.decode.translate import translate_method
 
 
-def _translate(exp, method: str) -> None:  # noqa: ANN001
+def _translate(exp, method: str) -> None:
     results = Path("results") / exp.name
     translate_method(exp, method, results / "train" / method / "model.pt", layout.spm_dir(exp.name),
                      layout.bin_dir(exp.name), results / "translate" / method)

@@ -1,4 +1,13 @@
-"""Shared fixtures and the ``--slow`` and ``--slurm`` switches (tests so marked are skipped unless given)."""
+"""Shared fixtures and the test tiers (fairseq2's switches): tests marked ``slow``, ``slurm`` or ``cuda`` are skipped
+unless ``--slow``, ``--slurm`` or ``--device cuda`` is given.
+
+* default: unit, maths, golden and tiny end-to-end tests, one learning floor per method kind and one real pipeline
+  run through Snakemake (<= 3 minutes on 2 cores; README, "Tests");
+* ``--slow``: whole pipelines through both front ends, dry-run sweeps, torchrun and multi-process runs, every
+  method's learning floor;
+* ``--slurm``: the pipeline on a real one-node SLURM (root; installs Debian packages);
+* ``--device cuda``: bf16 / fp16 autocast, the GradScaler, NCCL and decoding on a GPU (the ``device`` fixture).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -16,6 +26,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--slow", action="store_true", help="also run tests marked slow")
     parser.addoption("--slurm", action="store_true",
                      help="also run tests marked slurm (a real one-node SLURM: root, apt-get; .ci/run does)")
+    parser.addoption("--device", default="cpu",
+                     help="device of the tests marked cuda, e.g. cuda or cuda:1 (default cpu: they are skipped)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    device = config.getoption("--device")
+    if device != "cpu":
+        import torch
+
+        if not device.startswith("cuda") or not torch.cuda.is_available():
+            raise pytest.UsageError(f"--device {device}: only cpu or an available CUDA device (cuda, cuda:N)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -27,6 +48,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker(mark) is not None:
                 item.add_marker(pytest.mark.skip(reason=reason))
+    if config.getoption("--device") == "cpu":
+        for item in items:
+            if item.get_closest_marker("cuda") is not None:
+                item.add_marker(pytest.mark.skip(reason="needs a GPU: run with --device cuda"))
+
+
+@pytest.fixture
+def device(request: pytest.FixtureRequest) -> torch.device:
+    """The device given by ``--device`` (tests marked ``cuda`` run only when it is a CUDA device)."""
+    return torch.device(request.config.getoption("--device"))
 
 
 def copy_repo(dest: Path) -> Path:

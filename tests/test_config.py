@@ -41,7 +41,7 @@ def test_direction_counts() -> None:
     assert len(params.get("iwslt17_zeroshot").data.eval_pairs) == 12
 
 
-def _write(tmp_path: Path, mutate) -> Path:  # noqa: ANN001
+def _write(tmp_path: Path, mutate) -> Path:
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
     mutate(raw)
     path = tmp_path / "params.yaml"
@@ -49,7 +49,7 @@ def _write(tmp_path: Path, mutate) -> Path:  # noqa: ANN001
     return path
 
 
-def _error(tmp_path: Path, mutate) -> str:  # noqa: ANN001
+def _error(tmp_path: Path, mutate) -> str:
     with pytest.raises(ConfigError) as info:
         Params.load(_write(tmp_path, mutate))
     return str(info.value)

@@ -1,4 +1,4 @@
-"""Every experiment of params.yaml, and every paper, is planned by `snakemake -n` (a dry run: nothing is
+"""(--slow) Every experiment of params.yaml, and every paper, is planned by `snakemake -n` (a dry run: nothing is
 downloaded, local data need not exist): one job per stage, one train and one translate job per method of the
 experiment, and the train job asks for the GPUs and nodes that params.yaml gives it."""
 
@@ -53,6 +53,7 @@ def expected_jobs(name: str) -> dict[str, int]:
     return jobs
 
 
+@pytest.mark.slow  # a dry-run sweep
 @pytest.mark.parametrize("name", list(PARAMS.experiments))
 def test_every_experiment_is_planned(repo: Path, name: str) -> None:
     out = dry_run(repo, f"experiment={name}")
@@ -69,6 +70,7 @@ def test_every_experiment_is_planned(repo: Path, name: str) -> None:
             assert f"wildcards: exp={name}, method=" in block
 
 
+@pytest.mark.slow  # a dry-run sweep
 @pytest.mark.parametrize("name", ["iwslt14", "opus100"])
 def test_fd_family_is_trained_once_per_setting(repo: Path, name: str) -> None:
     """LMS-FD Tables 1-3: FD-LS and LMS+FD-LS are the LS routes of the FD / LMS+FD models (lsnmt.methods.systems),
@@ -87,6 +89,7 @@ def test_fd_family_is_trained_once_per_setting(repo: Path, name: str) -> None:
     assert want.items() <= two_route.items() and two_route["lms_fd"] == ["lms_fd", "lms_fd_ls"]
 
 
+@pytest.mark.slow  # a dry-run sweep
 def test_a_paper_is_one_command(repo: Path) -> None:
     out = dry_run(repo, "paper=lmsfd")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
@@ -98,6 +101,7 @@ def test_a_paper_is_one_command(repo: Path) -> None:
     assert counts["all"] == counts["report"] == 1
 
 
+@pytest.mark.slow  # a dry-run sweep
 def test_clm_trains_an_en_xx_and_an_xx_en_model_per_method(repo: Path) -> None:
     """CLM Sec. 4.1, 4.3, App. B: `paper=clm` trains every method of OPUS-100 and WMT-14 twice, a one-to-many model
     (`<exp>_enxx`, en-xx directions) and a many-to-one one (`<exp>_xxen`), with the papers' k (Tables 1, 2)."""
@@ -116,12 +120,14 @@ def test_clm_trains_an_en_xx_and_an_xx_en_model_per_method(repo: Path) -> None:
     assert k == {"opus100_clm_enxx": 280, "opus100_clm_xxen": 560, "wmt14_enxx": 35, "wmt14_xxen": 70}
 
 
+@pytest.mark.slow  # a dry-run sweep
 def test_every_paper_is_planned(repo: Path) -> None:
     assert set(PARAMS.papers) == {"lmsfd", "clm", "lsl", "xelm"}
     planned = {e for names in PARAMS.papers.values() for e in names}
     assert planned == set(PARAMS.experiments) - {"default", "default_all", "default_gpu"}
 
 
+@pytest.mark.slow  # a dry-run sweep
 @pytest.mark.parametrize(("config", "message"), [
     (("methods=[naive]",), "--config/--configfile changed ['methods'], but the stages read params.yaml"),
     (("paper=nope",), "paper='nope' is not in params.yaml `papers`"),

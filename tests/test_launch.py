@@ -73,6 +73,7 @@ def test_too_few_gpus_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     assert launch.check_devices(TrainConfig(gpus_per_node=2)) == "cuda"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_stage_relaunches_itself_under_torchrun(tmp_path: Path) -> None:
     """`python -m stages.train` with gpus_per_node: 2 on a CPU machine: two gloo ranks, one model, one log."""

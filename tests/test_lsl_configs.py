@@ -61,7 +61,7 @@ def test_zero_shot_experiment_trains_english_and_within_group_directions() -> No
     (lambda r: r["experiments"]["flores10_lsl_zeroshot"]["data"]["groups"].update(X=["xx"]),
      "experiments.flores10_lsl_zeroshot.data.groups.X[0]: 'xx' is not in data.languages"),
 ])
-def test_errors_name_the_key(tmp_path: Path, mutate, message: str) -> None:  # noqa: ANN001
+def test_errors_name_the_key(tmp_path: Path, mutate, message: str) -> None:
     with pytest.raises(ConfigError) as info:
         _load(tmp_path, mutate)
     assert message in str(info.value)

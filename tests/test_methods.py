@@ -16,7 +16,7 @@ from models.ls.lms import LMSConfig, LMSFDConfig
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _load(tmp_path: Path, mutate) -> Params:  # noqa: ANN001
+def _load(tmp_path: Path, mutate) -> Params:
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
     mutate(raw)
     path = tmp_path / "params.yaml"
@@ -24,7 +24,7 @@ def _load(tmp_path: Path, mutate) -> Params:  # noqa: ANN001
     return Params.load(path)
 
 
-def _error(tmp_path: Path, mutate) -> str:  # noqa: ANN001
+def _error(tmp_path: Path, mutate) -> str:
     with pytest.raises(ConfigError) as info:
         _load(tmp_path, mutate)
     return str(info.value)

@@ -29,7 +29,7 @@ LINKS = {
 }
 
 
-def _row(key: tuple[str, str, str]):  # noqa: ANN202
+def _row(key: tuple[str, str, str]):
     return next(r for r in PAPER_ROWS if (r.experiment, r.table, r.method) == key)
 
 

@@ -1,7 +1,8 @@
 """The data pipeline end to end, through Snakemake and through DVC, on real embedded data.
 
-The default suite runs the tiny experiment (tests/fixtures/params.tiny.yaml: 3 languages, <= 1000 pairs each);
-``--slow`` runs the real ``default`` experiment of params.yaml the same way.
+The default tier runs the tiny experiment (tests/fixtures/params.tiny.yaml: 3 languages, <= 1000 pairs each, every
+stage) once, through Snakemake; ``--slow`` runs it through both front ends and compares them byte for byte, and runs
+the real ``default`` experiment of params.yaml the same way.
 """
 
 from __future__ import annotations
@@ -52,6 +53,16 @@ def _check_same_outputs(a: Path, b: Path, exp: str) -> None:
         assert not mismatch and not errors, f"{stage}: {mismatch or errors} differ between Snakemake and DVC"
 
 
+@pytest.mark.timeout(900)  # every stage of the tiny experiment once: ~30 jobs, each a Python start
+def test_tiny_pipeline_snakemake(tmp_path: Path) -> None:
+    smk = copy_repo(tmp_path / "smk")
+    shutil.copy(ROOT / "tests" / "fixtures" / "params.tiny.yaml", smk / "params.yaml")
+    _run(["snakemake", "--cores", "2"], smk)
+    _check_tiny(smk)
+    assert all((smk / s.format(exp="tiny")).is_dir() for s in STAGES)
+
+
+@pytest.mark.slow
 @pytest.mark.timeout(1800)  # translation and x-elm, twice: about 14 minutes on a busy 2-core machine
 def test_tiny_pipeline_snakemake_and_dvc(tmp_path: Path) -> None:
     smk, dvc, again = _both_front_ends(tmp_path, ROOT / "tests" / "fixtures" / "params.tiny.yaml", "tiny")
@@ -62,6 +73,13 @@ def test_tiny_pipeline_snakemake_and_dvc(tmp_path: Path) -> None:
     assert weights[0].keys() == weights[1].keys()
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])  # CPU training is deterministic
     assert "up to date" in again.lower() or "didn't change" in again.lower(), again
+    _check_tiny(smk)
+    for repo in (smk, dvc):
+        _check_lsl_nas(repo)
+
+
+def _check_tiny(smk: Path) -> None:
+    """The outputs of the tiny experiment in ``smk``: shards, sampling, hypotheses, scores, report, LSL, x-elm."""
     a = smk / "data" / "tiny"
     meta = json.loads((a / "bin" / "meta.json").read_text())
     assert meta["languages"] == ["en", "de", "sw"]
@@ -69,7 +87,7 @@ def test_tiny_pipeline_snakemake_and_dvc(tmp_path: Path) -> None:
     assert meta["shards"]["test/de-en.src"]["sentences"] == 50
     sampling = json.loads((a / "sampled" / "sampling.json").read_text())["directions"]
     assert sampling["en-sw"]["m"] > sampling["en-sw"]["n"]  # 387 sw pairs vs 1000 de pairs: up-sampled at T=2
-    assert (tmp_path / "smk" / "logs" / "tiny" / "encode.log").stat().st_size > 0
+    assert (smk / "logs" / "tiny" / "encode.log").stat().st_size > 0
     hyps = smk / "results" / "tiny" / "translate" / "naive"
     assert sorted(p.name for p in hyps.iterdir() if p.suffix == ".hyp") == [
         "de-en.hyp", "de-sw.hyp", "en-de.hyp", "en-sw.hyp", "sw-en.hyp"]
@@ -84,14 +102,19 @@ def test_tiny_pipeline_snakemake_and_dvc(tmp_path: Path) -> None:
     assert "not run" in index and "tables/lsl/table1.md" in index and "figures/lmsfd/figure1.png" in index
     _run(["snakemake", "--report", "report.html"], smk)  # Snakemake's HTML report with the figures attached
     assert (smk / "report.html").stat().st_size > 10_000
-    # LSL: the search stage's selection is what lsl_nas trained and translated, under both front ends
-    for repo in (smk, dvc):
-        arch = json.loads((repo / "results/tiny/search/lsl_search/architecture.json").read_text())
-        model = torch.load(repo / "results/tiny/train/lsl_nas/model.pt", weights_only=False)
-        assert model["config"]["method"]["cfg"]["src"] == arch["src"]
-        assert model["config"]["method"]["cfg"]["tgt"] == arch["tgt"]
-        assert (repo / "results/tiny/translate/lsl_nas/de-en.hyp").is_file()
+    _check_lsl_nas(smk)
     _check_xelm(smk / "results" / "tiny" / "xelm")
+
+
+def _check_lsl_nas(repo: Path) -> None:
+    """LSL: the search stage's selection is what lsl_nas trained and translated."""
+    import torch
+
+    arch = json.loads((repo / "results/tiny/search/lsl_search/architecture.json").read_text())
+    model = torch.load(repo / "results/tiny/train/lsl_nas/model.pt", weights_only=False)
+    assert model["config"]["method"]["cfg"]["src"] == arch["src"]
+    assert model["config"]["method"]["cfg"]["tgt"] == arch["tgt"]
+    assert (repo / "results/tiny/translate/lsl_nas/de-en.hyp").is_file()
 
 
 def _check_xelm(out: Path) -> None:

@@ -23,7 +23,7 @@ VOCAB = Vocab(size=40, pad=1, eos=2, languages=("en", "de", "sw"))
 
 
 @pytest.fixture(scope="module")
-def exp():  # noqa: ANN201
+def exp():
     return Params.load(ROOT / "tests/fixtures/params.tiny.yaml").get()
 
 
@@ -33,11 +33,11 @@ class _Payload:
     def __init__(self, marker: Path) -> None:
         self.marker = marker
 
-    def __reduce__(self):  # noqa: ANN204
+    def __reduce__(self):
         return (Path.touch, (self.marker,))
 
 
-def test_pickled_code_in_model_pt_does_not_run(tmp_path: Path, exp) -> None:  # noqa: ANN001
+def test_pickled_code_in_model_pt_does_not_run(tmp_path: Path, exp) -> None:
     marker = tmp_path / "payload-ran"
     model = build_transformer(exp.model, vocab_size=VOCAB.size, num_languages=3, padding_idx=VOCAB.pad)
     torch.save({"model": model.state_dict(), "config": {"method": _Payload(marker)}}, tmp_path / "model.pt")
@@ -46,7 +46,7 @@ def test_pickled_code_in_model_pt_does_not_run(tmp_path: Path, exp) -> None:  # 
     assert not marker.exists()
 
 
-def test_trained_model_pt_loads_weights_only(tmp_path: Path, exp) -> None:  # noqa: ANN001
+def test_trained_model_pt_loads_weights_only(tmp_path: Path, exp) -> None:
     """What the trainer writes (tensors, its config as plain types, the method record) loads safely."""
     kind, cfg = resolve(exp, "lms")
     model = build_transformer(exp.model, vocab_size=VOCAB.size, num_languages=3, padding_idx=VOCAB.pad,
@@ -60,7 +60,7 @@ def test_trained_model_pt_loads_weights_only(tmp_path: Path, exp) -> None:  # no
 
 
 @pytest.fixture
-def umask_022():  # noqa: ANN201
+def umask_022():
     old = os.umask(0o022)
     yield
     os.umask(old)
@@ -70,7 +70,7 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-def test_outputs_are_group_readable_under_umask_022(tmp_path: Path, umask_022) -> None:  # noqa: ANN001
+def test_outputs_are_group_readable_under_umask_022(tmp_path: Path, umask_022) -> None:
     with atomic_write(tmp_path / "a.txt") as fh:
         fh.write("x\n")
     write_json(tmp_path / "b.json", {"x": 1})

@@ -22,7 +22,7 @@ METHODS = {"nas": {"kind": "lsl", "architecture": "s"}, "dense": {"kind": "lsl",
                                                                    "dense_steps": 2}}
 
 
-def _exp():  # noqa: ANN202
+def _exp():
     train = {"max_tokens": 64, "max_steps": 4, "lr": 1e-2, "warmup_steps": 2, "log_every": 2, "validate_every": 2,
              "save_every": 2, "keep_last": 2, "seed": 3}
     return experiment(LANGS, model={**TINY_MODEL, "encoder_layers": 3}, train=train, search=SEARCH,

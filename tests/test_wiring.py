@@ -34,21 +34,21 @@ def both_all(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
     return snakemake_steps(repo, venv_env()), dvc_steps(repo)
 
 
-def test_same_jobs_with_the_same_outputs(both) -> None:  # noqa: ANN001
+def test_same_jobs_with_the_same_outputs(both) -> None:
     smk, dvc = both
     assert set(smk) == set(dvc), "the two front ends declare different outputs"
     assert {s.name for s in dvc.values()} >= {"download", "prepare", "sample", "spm", "encode", "train", "translate",
                                               "params", "claim", "report"}
 
 
-def test_same_names_and_commands(both) -> None:  # noqa: ANN001
+def test_same_names_and_commands(both) -> None:
     smk, dvc = both
     for outs, step in dvc.items():
         assert smk[outs].name == step.name, outs
         assert smk[outs].cmd == step.cmd, step.name
 
 
-def test_same_data_and_code_inputs(both) -> None:  # noqa: ANN001
+def test_same_data_and_code_inputs(both) -> None:
     """Data and code: both read them from the stage table (lsnmt/graph/table.py, lsnmt/graph/imports.py)."""
     smk, dvc = both
 
@@ -64,7 +64,7 @@ def test_same_data_and_code_inputs(both) -> None:  # noqa: ANN001
         assert all(any(covers(d, e) for e in ours) for d in theirs), (step.name, theirs - ours)
 
 
-def test_every_rule_logs(both) -> None:  # noqa: ANN001
+def test_every_rule_logs(both) -> None:
     smk, _ = both
     for step in smk.values():
         assert "--log logs/" in step.cmd and step.name in step.cmd, step.cmd
@@ -106,7 +106,7 @@ def test_fd_family_trains_once_and_both_routes_reach_evaluate(both_all) -> None:
             assert any(hyp == d or hyp.startswith(d.rstrip("/") + "/") for d in evaluate.deps), system
 
 
-def test_the_report_reads_the_claim(both) -> None:  # noqa: ANN001
+def test_the_report_reads_the_claim(both) -> None:
     """The small-scale claim (ours only) is one job of the selected experiment, an input of the report, in both."""
     for front in both:
         (claim,) = (s for s in front.values() if s.name == "claim")

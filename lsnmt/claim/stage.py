@@ -59,7 +59,7 @@ def _first(systems: dict[str, Any], kind: str, route: str | None = None) -> str 
                 None)
 
 
-def _orderings(systems: dict[str, Any], compare) -> tuple[list, list]:  # noqa: ANN001
+def _orderings(systems: dict[str, Any], compare) -> tuple[list, list]:
     """The three orderings of the papers and the extra comparison they need (LMS against FD-Share)."""
     lms, lsl, fd = _first(systems, "lms"), _first(systems, "lsl"), _first(systems, "fd", "share")
     vs = {n: compare(n, NAIVE) for n in systems if n != NAIVE}

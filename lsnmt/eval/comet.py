@@ -40,7 +40,7 @@ def load_comet(model: str) -> Any:
         return comet.load_from_checkpoint(str(path))
     try:
         checkpoint = comet.download_model(model)
-    except Exception as exc:  # noqa: BLE001 - network, auth and cache errors all mean "model absent"
+    except Exception as exc:  # network, auth and cache errors all mean "model absent"
         raise DataError(f"COMET model {model!r} is not available ({type(exc).__name__}: {exc}). Fetch it where "
                         f"there is internet access (`huggingface-cli download {model}`) and set "
                         f"evaluate.comet_model to its checkpoints/model.ckpt") from None

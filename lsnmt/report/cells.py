@@ -76,7 +76,7 @@ class Selector:
         del results, run, row
         return ""
 
-    def printed(self, run: Run | None, line: Any, value: float | None) -> float | None:  # noqa: ANN401
+    def printed(self, run: Run | None, line: Any, value: float | None) -> float | None:
         """The paper's number our paper-scale value is compared with (``line``: the printed row): as printed,
         unless a selector compares something derived from it (x-elm's relative perplexity gains)."""
         del run, line

@@ -15,10 +15,10 @@ from typing import Literal
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
-from lsnmt.io import atomic_write  # noqa: E402
+from lsnmt.io import atomic_write
 
 FigStatus = Literal["reproduced", "differs", "not run"]
 STYLE = {"figure.dpi": 100, "savefig.dpi": 100, "font.size": 9, "font.family": "DejaVu Sans",
@@ -61,7 +61,7 @@ def save(fig: Figure, out_dir: Path, stem: str) -> tuple[Path, Path]:
     return paths
 
 
-def not_run_panel(ax, what: str) -> None:  # noqa: ANN001
+def not_run_panel(ax, what: str) -> None:
     """An empty panel that says what is missing (never a made-up curve)."""
     ax.text(0.5, 0.5, f"not run:\n{what}", ha="center", va="center", transform=ax.transAxes, fontsize=9,
             color="0.35", wrap=True)

@@ -54,7 +54,7 @@ def pretrained_tokenizer(name: str) -> Tokenizer:
             from huggingface_hub import hf_hub_download
 
             path = Path(hf_hub_download(repo_id=name, filename="tokenizer.json"))
-        except Exception as exc:  # noqa: BLE001 (offline, unknown repo, HTTP errors: one message)
+        except Exception as exc:  # offline, unknown repo, HTTP errors: one message
             raise DataError(
                 f"cannot get the tokenizer of {name!r} (https://huggingface.co/{name}/blob/main/tokenizer.json): "
                 f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}. Offline: fetch the "

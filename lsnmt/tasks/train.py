@@ -11,13 +11,15 @@ Resumable: a unit's state lives in ``work/{exp}/tasks/{task}/{method}/seed{n}`` 
 epoch, ``best.pt``, ``result.json`` when done; a changed config or changed data wipes it). The stage
 output ``results/{exp}/tasks/{task}/{method}/seed{n}/`` (``predictions.json``, ``curve.tsv``) is assembled
 from finished units and swapped in atomically; fine-tuned weights stay in ``work/`` (1.1 GB each at paper
-scale). CPU runs are deterministic.
+scale). CPU runs are deterministic. The updates run on :func:`lsnmt.train.loop.run_updates` (one update per
+batch, ``last.pt`` at each epoch's end): SIGTERM / SIGUSR1 saves ``last.pt`` after the batch in progress, with the
+epoch's running loss, and raises :class:`~lsnmt.train.loop.Interrupted`; the rerun resumes inside the epoch, bit
+for bit on CPU.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import logging
 import shutil
@@ -35,88 +37,20 @@ from tqdm import tqdm
 from lsnmt import methods as method_registry
 from lsnmt.accounting import deployed_params, train_params
 from lsnmt.config import Experiment
-from lsnmt.io import DataError, atomic_dir, atomic_write, write_json
+from lsnmt.io import atomic_dir, atomic_write, write_json
 from lsnmt.tasks import loss as losses
+from lsnmt.tasks.batches import Prepared, collate, epoch_batches
 from lsnmt.tasks.config import TaskConfig
 from lsnmt.tasks.data import NER_LABELS
-from lsnmt.tasks.features import IGNORE, best_span, ner_tags
-from lsnmt.tasks.tokenizer import PAD
+from lsnmt.tasks.predict import dev_f1, predict
 from lsnmt.train import checkpoint as ckpt
+from lsnmt.train.loop import Job, Update, run_updates
 from lsnmt.typed import to_dict
 from models.config import kinds
 from models.lang import LangContext
 from models.xlmr import TaskModel, build_task_model, load_encoder
 
 log = logging.getLogger(__name__)
-
-
-# -- prepared data --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Prepared:
-    """``data/{exp}/tasks/{task}`` in memory: features per split and language, QA gold, meta."""
-
-    root: Path
-    meta: dict[str, Any]
-    splits: dict[str, dict[str, list[dict[str, Any]]]]
-    gold: dict[str, dict[str, Any]]
-    """QA test: ``{lang: {qid: {"answers": [...], "context": ...}}}``."""
-
-    @classmethod
-    def load(cls, root: Path) -> Prepared:
-        meta_path = root / "meta.json"
-        if not meta_path.is_file():
-            raise DataError(f"{meta_path}: missing; run the task_prep stage")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        splits: dict[str, dict[str, list[dict[str, Any]]]] = {}
-        gold: dict[str, dict[str, Any]] = {}
-        for split in ("train", "valid", "test"):
-            for lang in meta["languages"]:
-                path = root / split / f"{lang}.jsonl"
-                if path.is_file():
-                    with open(path, encoding="utf-8") as fh:
-                        splits.setdefault(split, {})[lang] = [json.loads(line) for line in fh]
-                g = root / split / f"{lang}.gold.json"
-                if split == "test" and g.is_file():
-                    gold[lang] = json.loads(g.read_text(encoding="utf-8"))
-        return cls(root, meta, splits, gold)
-
-    @property
-    def fingerprint(self) -> str:
-        return hashlib.sha256((self.root / "meta.json").read_bytes()).hexdigest()
-
-
-# -- batches --------------------------------------------------------------------------------------------------
-
-
-def epoch_batches(train: dict[str, list[dict]], languages: list[str], batch_size: int,
-                  rng: np.random.Generator) -> list[tuple[int, list[int]]]:
-    """``(language id, example indices)`` of one epoch: each language shuffled and cut into batches of
-    ``batch_size`` (the last one smaller), then all batches in a random order."""
-    out: list[tuple[int, list[int]]] = []
-    for lid, lang in enumerate(languages):
-        order = rng.permutation(len(train.get(lang, []))).tolist()
-        out += [(lid, order[i:i + batch_size]) for i in range(0, len(order), batch_size)]
-    return [out[i] for i in rng.permutation(len(out)).tolist()]
-
-
-def collate(rows: list[dict], device: torch.device) -> dict[str, Tensor]:
-    """Pad ``ids`` (``<pad>``), ``labels`` (ignored) to the longest row; QA ``start``/``end`` targets."""
-    width = max(len(r["ids"]) for r in rows)
-    ids = torch.full((len(rows), width), PAD, dtype=torch.long)
-    for i, r in enumerate(rows):
-        ids[i, : len(r["ids"])] = torch.tensor(r["ids"])
-    out = {"input_ids": ids, "attention_mask": ids.ne(PAD).long()}
-    if "labels" in rows[0]:
-        labels = torch.full((len(rows), width), IGNORE, dtype=torch.long)
-        for i, r in enumerate(rows):
-            labels[i, : len(r["labels"])] = torch.tensor(r["labels"])
-        out["labels"] = labels
-    if "start" in rows[0]:
-        out["start"] = torch.tensor([r["start"] for r in rows])
-        out["end"] = torch.tensor([r["end"] for r in rows])
-    return {k: v.to(device) for k, v in out.items()}
 
 
 # -- model, optimiser, objective ------------------------------------------------------------------------------
@@ -179,58 +113,16 @@ def batch_loss(model: TaskModel, task: TaskConfig, kind: str | None, batch: dict
         return model(batch["input_ids"], batch["attention_mask"], ctx)
 
     if task.kind == "ner":
-        def terms(logits: Tensor):  # noqa: ANN202
+        def terms(logits: Tensor):
             return losses.ner_terms(logits, batch["labels"])
         scale = 1.0
     else:
-        def terms(logits: Tensor):  # noqa: ANN202
+        def terms(logits: Tensor):
             return losses.qa_terms(logits, batch["attention_mask"], batch["start"], batch["end"])
         scale = 0.5
     if kinds.passes(kind) == 2:  # LMS+FD: both routes and their KL (LMS-FD Sec. 4, 5)
         return losses.fd_loss(forward, langs, terms, kl_scale=scale)
     return losses.single_loss(forward, langs, terms)
-
-
-# -- prediction -----------------------------------------------------------------------------------------------
-
-
-@torch.no_grad()
-def predict(model: TaskModel, task: TaskConfig, rows_by_lang: dict[str, list[dict]], route: str,
-            gold: dict[str, dict[str, Any]] | None, device: torch.device) -> dict[str, Any]:
-    """NER: ``{lang: [[tag per word] per sentence]}``; QA: ``{lang: {qid: answer text}}``."""
-    model.eval()
-    out: dict[str, Any] = {}
-    for lid, lang in enumerate(task.languages):
-        rows = rows_by_lang.get(lang, [])
-        preds: Any = [] if task.kind == "ner" else {}
-        best: dict[str, Any] = {}
-        for i in range(0, len(rows), task.eval_batch_size):
-            chunk = rows[i:i + task.eval_batch_size]
-            batch = collate([{"ids": r["ids"]} for r in chunk], device)
-            langs = LangContext.single(lid, lid, len(chunk), device)
-            langs = langs if route == "none" else langs.with_(route=route)
-            logits = model(batch["input_ids"], batch["attention_mask"], langs).float().cpu()
-            for r, lg in zip(chunk, logits, strict=True):
-                if task.kind == "ner":
-                    preds.append(ner_tags(lg, r["first"]))
-                    continue
-                span = best_span(lg[:, 0], lg[:, 1], r["offsets"] + [None] * (lg.shape[0] - len(r["offsets"])),
-                                 n_best=task.n_best, max_answer_length=task.max_answer_length)
-                if span is not None and (r["qid"] not in best or span.score > best[r["qid"]].score):
-                    best[r["qid"]] = span
-        if task.kind == "qa":
-            assert gold is not None
-            preds = {qid: (g["context"][best[qid].start:best[qid].end] if qid in best else "")
-                     for qid, g in gold[lang].items()}
-        out[lang] = preds
-    return out
-
-
-def dev_f1(preds: dict[str, list[list[str]]], rows_by_lang: dict[str, list[dict]]) -> float:
-    """Mean over languages of the span F1 on the dev set (model selection, ``select: best``)."""
-    from lsnmt.tasks.metrics import span_f1
-
-    return float(np.mean([span_f1([r["tags"] for r in rows_by_lang[lang]], p) for lang, p in preds.items()]))
 
 
 # -- one unit -------------------------------------------------------------------------------------------------
@@ -276,6 +168,7 @@ def run_unit(unit: Unit, prepared: Prepared, device: torch.device) -> dict[str, 
     n_batches = len(epoch_batches(train_rows, list(task.languages), task.batch_size, np.random.default_rng(0)))
     opt, sched = optimizer(model, task, task.epochs * n_batches)
     state = {"epoch": 0, "best": None, "best_epoch": None, "curve": []}
+    running = {"loss": 0.0, "batches": 0}  # the epoch in progress: summed loss, batches done
     last = unit.work / "last.pt"
     if last.is_file():
         saved = ckpt.load(last, device)
@@ -283,29 +176,42 @@ def run_unit(unit: Unit, prepared: Prepared, device: torch.device) -> dict[str, 
         opt.load_state_dict(saved["optimizer"])
         sched.load_state_dict(saved["scheduler"])
         ckpt.set_rng_state(saved["rng"])
-        state = saved["state"]
-        log.info("%s %s seed %d: resuming after epoch %d", unit.task_name, unit.method, unit.seed, state["epoch"])
+        state, running = saved["state"], saved.get("running", running)
+        log.info("%s %s seed %d: resuming after update %d (epoch %d)", unit.task_name, unit.method, unit.seed,
+                 sched.last_epoch, state["epoch"] + 1)
     route0 = routes(unit.kind, unit.cfg)[0]
-    for epoch in range(state["epoch"], task.epochs):
-        t0, total, seen = time.time(), 0.0, 0
-        rng = np.random.default_rng([unit.seed, epoch])
+    epochs: dict[int, list[tuple[int, np.ndarray]]] = {}
+    clock = [time.time()]
+
+    def update(n: int) -> Update:
+        """Update ``n + 1``: batch ``n % n_batches`` of epoch ``n // n_batches`` (that epoch's own order)."""
+        epoch, b = divmod(n, n_batches)
+        if epoch not in epochs:
+            epochs.clear()
+            epochs[epoch] = epoch_batches(train_rows, list(task.languages), task.batch_size,
+                                          np.random.default_rng([unit.seed, epoch]))
+        lid, idx = epochs[epoch][b]
         model.train()
-        for lid, idx in tqdm(epoch_batches(train_rows, list(task.languages), task.batch_size, rng),
-                             desc=f"{unit.task_name} {unit.method} s{unit.seed} ep{epoch + 1}", unit="batch",
-                             leave=False):
-            batch = collate([train_rows[task.languages[lid]][i] for i in idx], device)
-            loss = batch_loss(model, task, unit.kind, batch, LangContext.single(lid, lid, len(idx), device))
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"{unit.task_name} {unit.method} seed {unit.seed}: loss is {loss.item()} "
-                                         f"in epoch {epoch + 1}")
-            loss.backward()
-            if task.clip_norm > 0:
-                nn.utils.clip_grad_norm_(model.parameters(), task.clip_norm)
-            opt.step()
-            sched.step()
-            opt.zero_grad(set_to_none=True)
-            total, seen = total + loss.item(), seen + 1
-        row = {"epoch": epoch + 1, "step": sched.last_epoch, "loss": total / max(seen, 1), "dev_f1": None}
+        batch = collate([train_rows[task.languages[lid]][i] for i in idx], device)
+        loss = batch_loss(model, task, unit.kind, batch, LangContext.single(lid, lid, len(idx), device))
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"{unit.task_name} {unit.method} seed {unit.seed}: loss is {loss.item()} "
+                                     f"in epoch {epoch + 1}")
+        loss.backward()
+        if task.clip_norm > 0:
+            nn.utils.clip_grad_norm_(model.parameters(), task.clip_norm)
+        lr = opt.param_groups[0]["lr"]
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        running["loss"], running["batches"] = running["loss"] + loss.item(), running["batches"] + 1
+        if b == n_batches - 1:
+            _end_epoch(epoch)
+        return Update(loss=loss.item(), nll=loss.item(), ntokens=len(idx), lr=lr)
+
+    def _end_epoch(epoch: int) -> None:
+        row = {"epoch": epoch + 1, "step": sched.last_epoch, "loss": running["loss"] / max(running["batches"], 1),
+               "dev_f1": None}
         if task.select == "best":
             row["dev_f1"] = dev_f1(predict(model, task, prepared.splits["valid"], route0, None, device),
                                    prepared.splits["valid"])
@@ -314,10 +220,19 @@ def run_unit(unit: Unit, prepared: Prepared, device: torch.device) -> dict[str, 
                 ckpt.save(unit.work / "best.pt", {"model": model.state_dict()})
         state["curve"].append(row)
         state["epoch"] = epoch + 1
-        ckpt.save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
-                         "rng": ckpt.rng_state(), "state": state})
+        running.update(loss=0.0, batches=0)
         log.info("%s %s seed %d epoch %d: loss %.4f%s (%.1fs)", unit.task_name, unit.method, unit.seed, epoch + 1,
-                 row["loss"], "" if row["dev_f1"] is None else f", dev F1 {row['dev_f1']:.2f}", time.time() - t0)
+                 row["loss"], "" if row["dev_f1"] is None else f", dev F1 {row['dev_f1']:.2f}",
+                 time.time() - clock[0])
+        clock[0] = time.time()
+
+    def save(n: int) -> None:
+        ckpt.save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+                         "rng": ckpt.rng_state(), "state": state, "running": dict(running)})
+
+    job = Job(name=f"{unit.task_name} {unit.method} s{unit.seed}", total=task.epochs * n_batches,
+              log_every=n_batches, save_every=n_batches, update=update, save=save)
+    run_updates(job, sched.last_epoch, None, None)
     if task.select == "best":
         model.load_state_dict(ckpt.load(unit.work / "best.pt", device)["model"])
     result = {"task": unit.task_name, "method": unit.method, "kind": unit.kind, "seed": unit.seed,

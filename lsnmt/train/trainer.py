@@ -33,11 +33,8 @@ import json
 import logging
 import math
 import shutil
-import signal
-import threading
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
@@ -54,6 +51,7 @@ from lsnmt.train.batching import BatchStream, Pool
 from lsnmt.train.corpus import Vocab, load_split
 from lsnmt.train.curve import Curve, log_line
 from lsnmt.train.dist import Dist
+from lsnmt.train.loop import Interrupted, stop_requests
 from lsnmt.train.loss import default_criterion
 from lsnmt.train.optim import build_optimizer
 from lsnmt.train.step import EvalSet, Run, eval_plan, iter_steps, mean_loss, train_step, validate
@@ -65,19 +63,6 @@ log = logging.getLogger(__name__)
 NO_EFFECT = ("max_steps", "log_every", "validate_every", "save_every", "keep_last", "gpus_per_node", "nodes")
 """Training settings that do not change the weights of a given step: a run resumes across changes to them
 (``gpus_per_node`` and ``nodes`` enter the fingerprint as the number of ranks, which does change them)."""
-
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
-"""Signals that make a run save ``last.pt`` and stop (SLURM sends SIGTERM before it kills a job)."""
-
-
-class Interrupted(RuntimeError):
-    """Training stopped on a signal after saving ``last.pt``; running again resumes."""
-
-    def __init__(self, signum: int, step: int) -> None:
-        super().__init__(f"stopped by {signal.Signals(signum).name} after update {step}; "
-                         "checkpoint saved, the next run resumes from it")
-        self.signum, self.step = signum, step
-
 
 class ModelFactory(Protocol):
     """``models.build.build_transformer`` (with ``method``/``method_cfg`` bound, e.g. by ``functools.partial``)."""
@@ -213,22 +198,6 @@ def _finish(run: Run, exp: Experiment, config: dict[str, Any], work_dir: Path, o
     return source
 
 
-@contextmanager
-def _stop_requests() -> Iterator[list[int]]:
-    """Catch :data:`STOP_SIGNALS` while training: the yielded list receives their numbers (handlers are
-    restored on exit; outside the main thread nothing is caught)."""
-    caught: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield caught
-        return
-    previous = {sig: signal.signal(sig, lambda signum, _frame: caught.append(signum)) for sig in STOP_SIGNALS}
-    try:
-        yield caught
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
 def _stop_signal(run: Run, caught: list[int]) -> int:
     """The signal every rank stops on (0: none); one scalar all-reduce per update when there are several ranks."""
     if run.dist.world_size == 1:
@@ -313,7 +282,7 @@ def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
             run.net = DistributedDataParallel(run.model, device_ids=[dist.device.index] if dist.device.type == "cuda"
                                               else None, find_unused_parameters=True)
         curve = Curve(work_dir / "curve.tsv", run.step if resumed else None) if dist.is_main else None
-        with _stop_requests() as caught:
+        with stop_requests() as caught:
             valid = _loop(run, plan, curve, config, work_dir, caught)
         source = _finish(run, exp, config, work_dir, out_dir) if dist.is_main else ""
         dist.barrier()

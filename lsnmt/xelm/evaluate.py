@@ -88,7 +88,7 @@ def score_all(plan: dict[str, tuple[Path, list[str]]], docs: dict[str, list[np.n
     return out
 
 
-def prefix_texts(sp, docs: list[np.ndarray]) -> list[str]:  # noqa: ANN001
+def prefix_texts(sp, docs: list[np.ndarray]) -> list[str]:
     """The decoded prefix ``x_<t`` of every predicted token of ``EOS d EOS`` (the doc's tokens before it)."""
     out = []
     for d in docs:

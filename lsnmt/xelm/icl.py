@@ -61,7 +61,7 @@ def demonstrations(demos: list[Example], shots: int, seed: int, run: int) -> str
     return "".join(d.shared + d.candidates[d.label] + "\n" for d in picked)
 
 
-def encode(case: Case, context: str, sp, eos: int, block: int) -> None:  # noqa: ANN001
+def encode(case: Case, context: str, sp, eos: int, block: int) -> None:
     for ex in case.examples:
         head = sp.encode(context + ex.shared)
         for cand in ex.candidates:

@@ -49,7 +49,7 @@ FILES = ("embedder.json", "idf.npy", "svd.npy")
 class _NumberTokens:
     """Tokens starting with a digit become ``#NUMBER`` (x-elm / c-BTM)."""
 
-    def build_tokenizer(self):  # noqa: ANN201 (scikit-learn's signature)
+    def build_tokenizer(self):  # scikit-learn's signature
         tokenize = super().build_tokenizer()  # type: ignore[misc]
         return lambda doc: ["#NUMBER" if t[0].isdigit() else t for t in tokenize(doc)]
 

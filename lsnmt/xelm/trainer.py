@@ -6,7 +6,9 @@ micro-batches of ``max_tokens`` (gradient accumulation), and minimises the mean 
 clipped to ``clip_norm``, and update ``n + 1`` runs at ``lr(n)`` of the job's schedule
 (:func:`lsnmt.train.optim.linear_decay` or ``inverse_sqrt``). Dropout is re-seeded from ``(seed, n)`` before
 update ``n + 1``, so a run resumed from ``work_dir/last.pt`` (written every ``save_every`` updates, with the
-optimizer, the stream cursor and the RNG states) gives bit-identical weights on CPU. A work dir whose
+optimizer, the stream cursor and the RNG states) gives bit-identical weights on CPU. The updates run on
+:func:`lsnmt.train.loop.run_updates`: SIGTERM / SIGUSR1 saves ``last.pt`` after the update in progress and raises
+:class:`~lsnmt.train.loop.Interrupted`. A work dir whose
 fingerprint (model, training settings, data selection, the weights branched from) differs is moved aside.
 
 Writes ``out_dir/model.pt`` (``{"model", "config", "step"}``), ``curve.tsv`` and ``data.json`` (documents
@@ -20,7 +22,6 @@ import hashlib
 import json
 import logging
 import math
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -28,12 +29,12 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
 
 from lsnmt.data.fetch import file_digests
 from lsnmt.io import atomic_dir, write_json
 from lsnmt.train import checkpoint as ckpt
-from lsnmt.train.curve import Curve, Meters, log_line
+from lsnmt.train.curve import Curve, Meters
+from lsnmt.train.loop import Job, Update, run_updates
 from lsnmt.train.loss import sequence_loss
 from lsnmt.train.optim import build_optimizer, inverse_sqrt, linear_decay, set_lr
 from lsnmt.train.trainer import prepare_work_dir
@@ -159,27 +160,21 @@ def train_lm(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path,
     curve = Curve(work_dir / "curve.tsv", step if last.is_file() else None)
     log.info("%s: %d parameters, %d updates of %d tokens on %d blocks", job.name, param_count(model), cfg.updates,
              job.batch_tokens, stream.n_blocks)
-    n_blocks, clock, seen = job.batch_tokens // lm.block_size, time.perf_counter(), 0
-    bar = tqdm(total=cfg.updates, initial=step, desc=job.name, unit="update", disable=None)
-    while step < cfg.updates:
-        torch.manual_seed(update_seed(cfg.seed, step))
+    n_blocks = job.batch_tokens // lm.block_size
+
+    def update(n: int) -> Update:
+        torch.manual_seed(update_seed(cfg.seed, n))
         blocks = torch.from_numpy(stream.take(n_blocks)).to(device)
-        nll, ntok, lr = _update(model, opt, blocks, job, meta["pad"], step, device)
-        step += 1
-        meters.add(nll, nll, ntok)
-        seen += ntok
-        bar.update(1)
-        if step % cfg.log_every == 0 or step == cfg.updates:
-            loss, _ = meters.bits()
-            log.info(log_line(step, cfg.updates, loss, loss, lr, seen / (time.perf_counter() - clock)))
-            curve.append(step, loss, loss, lr, None)
-            meters.reset()
-            clock, seen = time.perf_counter(), 0
-        if step % cfg.save_every == 0 or step == cfg.updates:
-            ckpt.save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
-                             "stream": stream.state_dict(), "meters": meters.state_dict(), "rng": ckpt.rng_state(),
-                             "config": config})
-    bar.close()
+        nll, ntok, lr = _update(model, opt, blocks, job, meta["pad"], n, device)
+        return Update(loss=nll, nll=nll, ntokens=ntok, lr=lr)
+
+    def save(n: int) -> None:
+        ckpt.save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": n,
+                         "stream": stream.state_dict(), "meters": meters.state_dict(), "rng": ckpt.rng_state(),
+                         "config": config})
+
+    step = run_updates(Job(name=job.name, total=cfg.updates, log_every=cfg.log_every, save_every=cfg.save_every,
+                           update=update, save=save), step, meters, curve)
     info = {"job": job.name, "updates": step, "batch_tokens": job.batch_tokens,
             "tokens_seen": step * job.batch_tokens, "init": config["init"], "data": job.selection.summary(lm_dir)}
     with atomic_dir(out_dir) as tmp:

@@ -58,7 +58,7 @@ def unavailable(name: str, exc: BaseException) -> DataError:
 class Tokenizer:
     """XGLM's tokenizer with the sentencepiece calls ``lm_data``, ``lm_eval`` and ``lm_icl`` make."""
 
-    def __init__(self, tok: Any) -> None:  # noqa: ANN401 (a transformers tokenizer)
+    def __init__(self, tok: Any) -> None:  # a transformers tokenizer
         self.tok = tok
         ids = [tok.convert_tokens_to_ids(s) for s in SPECIALS]
         if ids != [0, 1, 2, 3]:
@@ -90,7 +90,7 @@ class Tokenizer:
         return 3
 
 
-def tokenizer_from_spm(model_file: Path) -> Any:  # noqa: ANN401
+def tokenizer_from_spm(model_file: Path) -> Any:
     """XGLM's tokenizer built from its sentencepiece model: fairseq's 4 specials, the pieces after the model's own
     3 control symbols, the 7 made-up words (transformers' ``XGLMConverter`` vocabulary)."""
     from tokenizers.models import Unigram
@@ -127,7 +127,7 @@ def load_tokenizer(name: str) -> Tokenizer:
     return Tokenizer(tok)
 
 
-def _check_config(hf: Any, lm: LMConfig, vocab_size: int, name: str) -> None:  # noqa: ANN401
+def _check_config(hf: Any, lm: LMConfig, vocab_size: int, name: str) -> None:
     """``xelm.lm`` must describe the checkpoint; one line naming the first key that differs."""
     pairs = (("embed_dim", lm.embed_dim, hf.d_model), ("ffn_dim", lm.ffn_dim, hf.ffn_dim),
              ("heads", lm.heads, hf.attention_heads), ("layers", lm.layers, hf.num_layers),

@@ -9,7 +9,7 @@ from lsnmt.data import layout
 from lsnmt.typed import build
 
 
-def experiment(languages=("en", "de", "fr"), **sections) -> Experiment:  # noqa: ANN001
+def experiment(languages=("en", "de", "fr"), **sections) -> Experiment:
     data = {"languages": list(languages), "sources": [
         {"name": "bitext", "kind": "embedded", "splits": ["train"]},
         {"name": "mw", "kind": "embedded", "splits": ["valid", "test"]},

@@ -58,7 +58,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: object) -> None:  # keep pytest output quiet
         pass
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server API)
+    def do_GET(self) -> None:  # http.server API
         state: Served = self.server.state  # type: ignore[attr-defined]
         rng = self.headers.get("Range")
         state.requests.append((self.path, rng))

@@ -35,7 +35,7 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
     return root, exp
 
 
-def test_spm_round_trip_and_tags(pipeline) -> None:  # noqa: ANN001
+def test_spm_round_trip_and_tags(pipeline) -> None:
     root, _ = pipeline
     sp = spm.SentencePieceProcessor(model_file=str(root / "spm" / "spm.model"))
     for line in ["the cat number 12 sits", "le chat numéro 3 est assis", "die Katze Nummer 7"]:
@@ -47,7 +47,7 @@ def test_spm_round_trip_and_tags(pipeline) -> None:  # noqa: ANN001
     assert (sp.pad_id(), sp.eos_id()) == (PAD, EOS)
 
 
-def test_spm_balanced_sample(pipeline) -> None:  # noqa: ANN001
+def test_spm_balanced_sample(pipeline) -> None:
     import json
 
     root, _ = pipeline
@@ -57,7 +57,7 @@ def test_spm_balanced_sample(pipeline) -> None:  # noqa: ANN001
     assert {"<2de>", "<de>", "<2en>"} <= set(info["symbols"])
 
 
-def test_shards_decode_to_the_sampled_text(pipeline) -> None:  # noqa: ANN001
+def test_shards_decode_to_the_sampled_text(pipeline) -> None:
     root, _ = pipeline
     sp = spm.SentencePieceProcessor(model_file=str(root / "spm" / "spm.model"))
     for direction in ("en-de", "fr-en"):
@@ -70,7 +70,7 @@ def test_shards_decode_to_the_sampled_text(pipeline) -> None:  # noqa: ANN001
             assert decoded == text
 
 
-def test_eval_and_multiway_shards(pipeline) -> None:  # noqa: ANN001
+def test_eval_and_multiway_shards(pipeline) -> None:
     import json
 
     root, _ = pipeline
@@ -99,7 +99,7 @@ def test_large_vocab_uses_int32(tmp_path: Path) -> None:
     assert Shard(tmp_path / "y", vocab_size=250_000)[0].tolist() == [249_999, 3]
 
 
-def test_vocabulary_too_small_for_the_corpus_is_one_line(pipeline, tmp_path: Path) -> None:  # noqa: ANN001
+def test_vocabulary_too_small_for_the_corpus_is_one_line(pipeline, tmp_path: Path) -> None:
     from lsnmt.io import DataError
 
     root, _ = pipeline

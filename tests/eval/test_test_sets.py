@@ -56,7 +56,7 @@ def test_translate_writes_every_test_set_through_every_route(tmp_path: Path) -> 
     assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.is_dir()) == ["ls", HELD]
 
 
-def _world(tmp_path: Path):  # noqa: ANN202
+def _world(tmp_path: Path):
     """Held out: ``naive`` copies the references like ``good`` (a tie), ``fd`` writes one word a line
     (degenerate there only), ``fd_ls`` drops every other word; on ``test`` both FD routes drop words."""
     exp = experiment(heldout=5, similarity_sets=[], tsne_sets=[])

@@ -106,6 +106,7 @@ def test_lsl_separate_decoder_inference_is_one_decoder() -> None:
     assert s.train_params - h.train_params == 9 * expected_count(512, 2048, 0, 3, 0)
 
 
+@pytest.mark.slow  # counts every paper row again (~30 CPU s); the default tier's tiny pipeline runs the stage
 def test_stage_writes_csv(tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
                           capsys: pytest.CaptureFixture[str]) -> None:
     from stages import params
@@ -146,6 +147,7 @@ def test_deployed_counts_each_shared_slice_once() -> None:
     assert deployed_params(fd, 3) == base and deployed_params(fd_ls, 3) == base + 4 * 2 * ffn
 
 
+@pytest.mark.slow  # recounts every CLM row (~17 CPU s); each row is also a test_paper_row_reproduced_or_explained
 def test_clm_rows_cover_the_tables_and_reproduce_to_the_printed_digit() -> None:
     from lsnmt.rows_clm import CLM_PAPER, LSL_PAPER
 

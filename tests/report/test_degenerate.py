@@ -29,7 +29,7 @@ def _table(results: Results, paper: str, number: str) -> Built:
                  BINDINGS[(paper, f"table{number}")], results)
 
 
-def _cell(built: Built, label: str, column: str):  # noqa: ANN202
+def _cell(built: Built, label: str, column: str):
     (hit,) = (c for c in built.cells if c.keys[0] == label and c.column == column)
     return hit
 

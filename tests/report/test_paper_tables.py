@@ -176,7 +176,7 @@ def test_every_expected_table_is_there() -> None:
 
 
 @pytest.mark.parametrize("meta", index(), ids=lambda m: m.file)
-def test_index_entry_is_complete(meta) -> None:  # noqa: ANN001
+def test_index_entry_is_complete(meta) -> None:
     assert meta.table == f"Table {meta.number}"
     assert meta.caption and meta.units and meta.paper.count(".") >= 2  # authors. title. venue
     assert meta.source.startswith(SOURCES[meta.paper_id])

@@ -85,7 +85,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait(what: str, ok, timeout: float, log: Path | None = None) -> None:  # noqa: ANN001
+def _wait(what: str, ok, timeout: float, log: Path | None = None) -> None:
     deadline = time.monotonic() + timeout
     while not ok():
         if time.monotonic() > deadline:
@@ -180,7 +180,7 @@ class LocalSlurm:
             shutil.rmtree(self.base, ignore_errors=True)
 
     # -- helpers ----------------------------------------------------------------------------------------------
-    def run(self, cmd: list[str], check: bool = True, **kw) -> subprocess.CompletedProcess:  # noqa: ANN003
+    def run(self, cmd: list[str], check: bool = True, **kw) -> subprocess.CompletedProcess:
         out = subprocess.run(cmd, env=self.env, capture_output=True, text=True, **kw)
         if check and out.returncode != 0:
             raise ClusterError(f"{' '.join(cmd)} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")

@@ -56,7 +56,7 @@ def test_params_yaml_builds_the_counted_models(table: str, task: str) -> None:
             per_lang if kind == "lms_fd" else 0)
 
 
-def _load(tmp_path: Path, edit) -> Params:  # noqa: ANN001
+def _load(tmp_path: Path, edit) -> Params:
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
     edit(raw)
     path = tmp_path / "params.yaml"
@@ -80,7 +80,7 @@ def _load(tmp_path: Path, edit) -> Params:  # noqa: ANN001
     (lambda r: r.update(tasks=["wikiann", "squad"]), r"tasks\[1\]: 'squad' is not a key of"),
     (lambda r: r.update(task_methods=["naive", "lms_ls"]), r"task_methods\[1\]: 'lms_ls' is neither naive nor"),
 ])
-def test_task_config_errors_name_the_key(tmp_path: Path, edit, match: str) -> None:  # noqa: ANN001
+def test_task_config_errors_name_the_key(tmp_path: Path, edit, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         _load(tmp_path, edit)
 

@@ -12,7 +12,7 @@ TEXTS = ["Maria Silva was born in Paris .", "Budapest is the capital of Hungary.
          "Which river flows through Budapest?"] * 4
 
 
-def _tok():  # noqa: ANN202
+def _tok():
     return train_tokenizer(TEXTS, 60)
 
 

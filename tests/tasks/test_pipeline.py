@@ -9,6 +9,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT, copy_repo, venv_env
 
 OUTS = ("data/tinytasks/raw/tasks", "data/tinytasks/tasks", "results/tinytasks/tasks", "results/tinytasks/task_eval")
@@ -24,6 +26,7 @@ def _files(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.name != ".snakemake_timestamp")
 
 
+@pytest.mark.slow  # both front ends; tests/tasks/test_train.py trains NER and QA in the default tier
 def test_tasks_pipeline_snakemake_and_dvc(tmp_path: Path) -> None:
     smk, dvc = copy_repo(tmp_path / "smk"), copy_repo(tmp_path / "dvc")
     for repo in (smk, dvc):

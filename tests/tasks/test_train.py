@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from lsnmt.tasks.config import EncoderConfig, TaskConfig, TaskSource
 from lsnmt.tasks.evaluate import evaluate_task, score
 from lsnmt.tasks.prep import prep_task
 from lsnmt.tasks.train import Prepared, Unit, run_unit
+from lsnmt.train.loop import Interrupted
 from models.ls.lms import LMSFDConfig
 
 FIX = Path(__file__).resolve().parents[2] / "embedded" / "tasks"
@@ -28,7 +31,7 @@ def _one_thread() -> None:
     torch.set_num_threads(1)
 
 
-def _ner(tmp: Path, **kw) -> tuple[TaskConfig, Prepared]:  # noqa: ANN003
+def _ner(tmp: Path, **kw) -> tuple[TaskConfig, Prepared]:
     args = {"epochs": 2, "batch_size": 8, "lr": 2e-3, "max_length": 32, "seeds": (1,), "select": "best", **kw}
     task = TaskConfig(kind="ner", languages=("en", "fr"), source=TaskSource(kind="wikiann"), encoder=ENC, **args)
     prep_task("wikiann", task, FIX / "wikiann", tmp / "prep")
@@ -95,6 +98,37 @@ def test_interrupted_unit_resumes_bit_for_bit(tmp_path: Path, monkeypatch: pytes
     assert resumed["params"] == full["params"] and full["params"]["inference"]["share"] < full["params"]["train"]
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGUSR1])
+def test_a_stop_signal_mid_epoch_saves_and_the_rerun_resumes_bit_for_bit(tmp_path: Path, signum: int,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """SLURM preemption during epoch 2: the unit saves ``last.pt`` after the batch in progress (with the epoch's
+    running loss) and raises; the rerun resumes inside the epoch and ends where an uninterrupted run does."""
+    task, prepared = _ner(tmp_path, epochs=2)
+    full = run_unit(Unit("wikiann", task, "naive", None, None, 1, tmp_path / "a"), prepared, CPU)
+    real, calls = train_mod.batch_loss, {"n": 0}
+    n_batches = full["curve"][0]["step"]
+    at = n_batches + 2  # the second batch of epoch 2
+
+    def signalled(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == at:
+            os.kill(os.getpid(), signum)  # handled between updates: this batch completes
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(train_mod, "batch_loss", signalled)
+    with pytest.raises(Interrupted) as stopped:
+        run_unit(Unit("wikiann", task, "naive", None, None, 1, tmp_path / "b"), prepared, CPU)
+    assert (stopped.value.signum, stopped.value.step) == (signum, at)
+    saved = torch.load(tmp_path / "b" / "last.pt", weights_only=True)
+    assert saved["running"]["batches"] == 2 and saved["state"]["epoch"] == 1
+    assert not (tmp_path / "b" / "result.json").exists()
+    monkeypatch.setattr(train_mod, "batch_loss", real)
+    resumed = run_unit(Unit("wikiann", task, "naive", None, None, 1, tmp_path / "b"), prepared, CPU)
+    assert resumed["curve"] == full["curve"] and resumed["predictions"] == full["predictions"]
+    a, b = (torch.load(tmp_path / r / "last.pt", weights_only=True)["model"] for r in ("a", "b"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
 def test_changed_config_restarts_the_unit(tmp_path: Path) -> None:
     task, prepared = _ner(tmp_path)
     work = tmp_path / "w"
@@ -115,7 +149,7 @@ def test_task_eval_averages_seeds_and_counts_wins(tmp_path: Path) -> None:
         (data / "test" / f"{lang}.jsonl").write_text("".join(json.dumps({"tags": t}) + "\n" for t in tags))
     right, wrong = gold, {"en": [["O", "O"], ["B-LOC", "O"]], "fr": [["O", "O"]]}
 
-    def write(method: str, seed: int, routes: dict) -> None:  # noqa: ANN001
+    def write(method: str, seed: int, routes: dict) -> None:
         d = tmp_path / "res" / method / f"seed{seed}"
         d.mkdir(parents=True)
         (d / "predictions.json").write_text(json.dumps({"seed": seed, "routes": list(routes), "predictions": routes,

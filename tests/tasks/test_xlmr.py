@@ -21,7 +21,7 @@ H, F, LAYERS, L, D = 16, 32, 2, 3, 4
 TINY = EncoderConfig(init="random", hidden_size=H, layers=LAYERS, heads=2, ffn_dim=F)
 
 
-def _encoder():  # noqa: ANN202
+def _encoder():
     torch.manual_seed(0)
     return load_encoder(TINY, vocab_size=40, dropout=0.0, max_positions=16)
 
@@ -100,7 +100,7 @@ def test_pretrained_path_offline_names_what_to_fetch(monkeypatch: pytest.MonkeyP
         pretrained_tokenizer(name)
 
 
-def test_pretrained_path_reads_a_local_save_pretrained_directory(tmp_path) -> None:  # noqa: ANN001
+def test_pretrained_path_reads_a_local_save_pretrained_directory(tmp_path) -> None:
     from lsnmt.tasks.tokenizer import train_tokenizer
 
     enc = _encoder()

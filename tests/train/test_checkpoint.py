@@ -17,7 +17,7 @@ def test_crash_during_save_keeps_previous_file(tmp_path: Path, monkeypatch: pyte
     ckpt.save(last, {"model": {"w": torch.ones(3)}, "step": 1})
     real_save = torch.save
 
-    def crash(obj, fh):  # noqa: ANN001
+    def crash(obj, fh):
         real_save({"model": {"w": torch.zeros(1000)}}, fh)  # bytes reach the temporary file …
         fh.truncate(100)  # … half of them …
         raise KeyboardInterrupt  # … and the process dies

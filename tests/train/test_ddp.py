@@ -40,6 +40,7 @@ def _assert_close(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor], what: 
         torch.testing.assert_close(a[k], b[k], rtol=0, atol=1e-6, msg=lambda m, k=k: f"{what} {k}: {m}")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_two_gloo_ranks_equal_one_process(tmp_path: Path) -> None:
     bin_dir = make_bin(tmp_path / "bin")

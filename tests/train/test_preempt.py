@@ -47,10 +47,10 @@ SIGNAL_AT = 3
 """Rank 1 signals itself during its third micro-batch (update 3: update_freq 1)."""
 
 
-def _signalling_criterion(rank: int):  # noqa: ANN202
+def _signalling_criterion(rank: int):
     calls = [0]
 
-    def criterion(model, sample, epsilon, pad):  # noqa: ANN001, ANN202
+    def criterion(model, sample, epsilon, pad):
         calls[0] += 1
         if rank == 1 and calls[0] == SIGNAL_AT:
             os.kill(os.getpid(), signal.SIGTERM)  # only this rank is told
@@ -69,6 +69,7 @@ def _rank(rank: int, world: int, port: int, bin_dir: Path, root: Path) -> None:
         (root / f"rank{rank}.stopped").write_text(f"{exc.signum} {exc.step}")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_ranks_stop_together_when_one_is_signalled(tmp_path: Path) -> None:
     with socket.socket() as s:

@@ -102,7 +102,7 @@ class NaNAfter(nn.Module):
 
 
 def test_nan_guard_names_the_step_and_writes_no_nan_checkpoint(bin_dir: Path, tmp_path: Path) -> None:
-    def factory(cfg, **kw):  # noqa: ANN001, ANN003, ANN202
+    def factory(cfg, **kw):
         return NaNAfter(build_transformer(cfg, **kw), k=3)
 
     exp = tiny_experiment(save_every=1, validate_every=100)
@@ -158,7 +158,7 @@ class WithAux(nn.Module):
 def test_aux_loss_enters_the_gradient_once_per_update(bin_dir: Path, tmp_path: Path) -> None:
     exp = tiny_experiment(max_steps=1, update_freq=2, save_every=1)
 
-    def factory(cfg, **kw):  # noqa: ANN001, ANN003, ANN202
+    def factory(cfg, **kw):
         return WithAux(build_transformer(cfg, **kw), c=0.25)
 
     train(exp, bin_dir, tmp_path / "plain/out", tmp_path / "plain/work")

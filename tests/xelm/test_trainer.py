@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ import torch
 
 from lsnmt.data.fetch import file_digests
 from lsnmt.train import checkpoint as ckpt
+from lsnmt.train.loop import Interrupted
 from lsnmt.xelm import jobs, layout
 from lsnmt.xelm import trainer as lm_trainer
 from lsnmt.xelm.lmdata import load_meta
@@ -84,7 +87,7 @@ def test_interrupted_training_resumes_bit_exactly(workspace: tuple, monkeypatch:
     train_lm(job, LM, lm, meta, Path("work/a"), Path("results/a"))
     real, calls = lm_trainer._update, {"n": 0}
 
-    def crash_after_three(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def crash_after_three(*args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 4:
             raise KeyboardInterrupt
@@ -99,3 +102,44 @@ def test_interrupted_training_resumes_bit_exactly(workspace: tuple, monkeypatch:
     a, b = _weights(Path("results/a/model.pt")), _weights(Path("results/b/model.pt"))
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert Path("results/a/curve.tsv").read_text() == Path("results/b/curve.tsv").read_text()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGUSR1])
+def test_a_stop_signal_saves_and_the_rerun_resumes_bit_exactly(workspace: tuple, monkeypatch: pytest.MonkeyPatch,
+                                                               signum: int) -> None:
+    """SLURM preemption of an expert job: the signal arrives during update 3 (save_every 2), the job writes
+    ``last.pt`` at update 3 and raises; the rerun ends where an uninterrupted run does, curve included."""
+    exp, lm, clusters = workspace
+    seed, meta = layout.seed_dir("t") / "model.pt", load_meta(lm)
+    job = jobs.expert_job(exp, "typology-k2-e0", lm, clusters, seed)
+    assert job.train.save_every == 2 and job.train.updates == 4
+    train_lm(job, LM, lm, meta, Path("work/a"), Path("results/a"))
+    real, calls = lm_trainer._update, {"n": 0}
+
+    def signalled_in_update_three(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            os.kill(os.getpid(), signum)  # handled between updates: this one completes
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lm_trainer, "_update", signalled_in_update_three)
+    with pytest.raises(Interrupted) as stopped:
+        train_lm(job, LM, lm, meta, Path("work/b"), Path("results/b"))
+    assert (stopped.value.signum, stopped.value.step) == (signum, 3)
+    assert not Path("results/b").exists() and ckpt.load(Path("work/b/last.pt"))["step"] == 3
+    monkeypatch.setattr(lm_trainer, "_update", real)
+    train_lm(job, LM, lm, meta, Path("work/b"), Path("results/b"))
+    a, b = _weights(Path("results/a/model.pt")), _weights(Path("results/b/model.pt"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert Path("results/a/curve.tsv").read_text() == Path("results/b/curve.tsv").read_text()
+
+
+def test_a_stopped_stage_exits_with_128_plus_the_signal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lsnmt.cli import guarded
+
+    def stopped() -> None:
+        raise Interrupted(signal.SIGTERM, 3)
+
+    with pytest.raises(SystemExit) as exc:
+        guarded("lm_expert", stopped)
+    assert exc.value.code == 128 + signal.SIGTERM

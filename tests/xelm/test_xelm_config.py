@@ -15,7 +15,7 @@ from tests.conftest import ROOT
 from .helpers import experiment
 
 
-def _params(tmp_path: Path, edit) -> Path:  # noqa: ANN001
+def _params(tmp_path: Path, edit) -> Path:
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
     edit(raw)
     path = tmp_path / "params.yaml"

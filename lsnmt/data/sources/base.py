@@ -233,7 +233,7 @@ class Context:
     def _open(self, out: Path) -> BinaryIO:
         """``out`` for appending; the first write of this run truncates it (idempotent re-runs)."""
         out.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(out, "ab" if out in self.counts else "wb")  # noqa: SIM115 (returned to a with block)
+        fh = open(out, "ab" if out in self.counts else "wb")  # returned to a with block
         self.counts.setdefault(out, 0)
         return fh
 

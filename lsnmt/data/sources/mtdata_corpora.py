@@ -42,7 +42,7 @@ _NAME = re.compile(r"^[^-\s]+-[^-\s]+-[^-\s]+$")
 
 
 @lru_cache(maxsize=1)
-def _index() -> Any:  # noqa: ANN401 (mtdata's Index)
+def _index() -> Any:  # mtdata's Index
     try:
         from mtdata.index import Index
     except ImportError:
@@ -62,7 +62,7 @@ def _code(lang: str) -> str:
     return str(bcp47(lang))
 
 
-def find(name: str, a: str, b: str) -> Any | None:  # noqa: ANN401 (mtdata's Entry)
+def find(name: str, a: str, b: str) -> Any | None:  # mtdata's Entry
     """mtdata's entry of dataset ``name`` for languages ``a`` and ``b`` (either order), or ``None``."""
     from mtdata.entry import DatasetId
 
@@ -77,7 +77,7 @@ def find(name: str, a: str, b: str) -> Any | None:  # noqa: ANN401 (mtdata's Ent
     return None
 
 
-def _remotes(entry: Any) -> list[Remote]:  # noqa: ANN401
+def _remotes(entry: Any) -> list[Remote]:
     urls = entry.url if isinstance(entry.url, (tuple, list)) else (entry.url,)
     return [Remote(u, cache_name=f"{entry.did}_{basename(u)}", alt_names=(basename(u),)) for u in urls]
 
@@ -109,7 +109,7 @@ def _members(archive: Path, patterns: list[str], into: Path) -> list[Path]:
     return out
 
 
-def segments(entry: Any, files: list[Path], into: Path) -> Iterator[tuple[str, str]]:  # noqa: ANN401
+def segments(entry: Any, files: list[Path], into: Path) -> Iterator[tuple[str, str]]:
     """``(first, second)`` segments in the entry's language order, read by mtdata's parser."""
     from mtdata.parser import Parser
 

@@ -42,7 +42,7 @@ def _points(results: Results, run: Run | None, families: dict[str, list[str]], s
     return out
 
 
-def _plot(ax, pts: dict[str, list[tuple]], title: str) -> None:  # noqa: ANN001
+def _plot(ax, pts: dict[str, list[tuple]], title: str) -> None:
     for family, marker in (("Adapter", "s"), ("CLSR", "^"), ("sCLM", "o"), ("mCLM", "D")):
         xy = sorted(pts.get(family, []))
         if xy:

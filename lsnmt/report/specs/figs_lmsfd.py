@@ -58,7 +58,7 @@ def _our_fig1(results: Results, run: Run | None, methods: dict[str, list[Row]], 
     return pts
 
 
-def _plot(ax, pts: Points, title: str) -> None:  # noqa: ANN001
+def _plot(ax, pts: Points, title: str) -> None:
     for family, marker in (("LMS", "o"), ("Switch Transformer", "s")):
         xy = sorted(pts.get(family, []))
         if xy:

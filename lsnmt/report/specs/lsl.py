@@ -174,7 +174,7 @@ def _search(run: Run | None, name: str) -> dict | None:
     return None if run is None else run.json(f"search/{name}/architecture.json")
 
 
-def _plot_weights(ax, arch: dict, title: str) -> None:  # noqa: ANN001
+def _plot_weights(ax, arch: dict, title: str) -> None:
     layers = list(range(1, len(arch["mean"]) + 1))
     for i, label in enumerate(("shared", "source", "target")):
         mean = [m[i] for m in arch["mean"]]

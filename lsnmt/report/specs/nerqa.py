@@ -87,7 +87,7 @@ class TaskParams(Selector):
         return _num(entry["params"]["train"] if self.which == "train" else entry["params"]["inference"][block["route"]])
 
 
-def describe_tasks(task: str):  # noqa: ANN201
+def describe_tasks(task: str):
     """Caption line of an experiment's ``task`` (its data, encoder and budget), for :class:`Binding`."""
 
     def line(exp: Experiment) -> str:

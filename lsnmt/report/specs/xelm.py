@@ -150,7 +150,7 @@ class Relative(Selector):
         base = self.base.value(results, run, row)
         return 100.0 * (base - got) / base if isinstance(base, float | int) and base else None
 
-    def printed(self, run: Run | None, line: Any, value: float | None) -> float | None:  # noqa: ANN401
+    def printed(self, run: Run | None, line: Any, value: float | None) -> float | None:
         if run is None or value is None or paper_seed(run):
             return value
         base = None if self.inner == self.base else paper_value(str(line[self.base_column]))
@@ -264,7 +264,7 @@ class TextSize(Selector):
 _COLS = {"Dense": "dense", "TF-IDFtop1": "tfidf_top1", "TF-IDFens": "tfidf_ens", "Typ.": "typology"}
 _LANGS = ["AR", "BG", "DE", "EL", "EN", "ES", "FR", "HI", "JA", "KO", "RU", "SW", "TR", "UR", "VI", "ZH"]
 
-def describe(exp) -> str:  # noqa: ANN001
+def describe(exp) -> str:
     """Caption line of an x-elm run: the LM's size and budgets, not the translation model's."""
     x = exp.xelm
     if x is None:

@@ -1,0 +1,75 @@
+"""The GPU paths, run with ``--device cuda`` and skipped without it: bf16 and fp16 autocast in training, fp16's
+GradScaler saved and resumed, two NCCL ranks where two GPUs exist, and decoding on the GPU.
+
+Training picks its device itself (``lsnmt.train.dist.Dist``: ``cuda:LOCAL_RANK`` when CUDA is available), so these
+tests use the first GPU whatever ``--device`` names; decoding uses the ``device`` fixture.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+
+from lsnmt.decode.translate import translate_direction
+from lsnmt.train import checkpoint as ckpt
+from lsnmt.train.corpus import Vocab, load_split
+from lsnmt.train.trainer import train
+from models.build import build_transformer
+from tests.train.helpers import make_bin, tiny_experiment, weights
+from tests.train.test_ddp import SETTINGS, _assert_close, _free_port, _rank
+
+pytestmark = pytest.mark.cuda
+
+
+def _finite(state: dict[str, torch.Tensor]) -> bool:
+    return all(torch.isfinite(v).all() for v in state.values() if v.is_floating_point())
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+def test_mixed_precision_trains_saves_and_resumes(precision: str, tmp_path: Path) -> None:
+    bin_dir = make_bin(tmp_path / "bin")
+    exp = tiny_experiment(max_steps=4, save_every=2, precision=precision)
+    train(exp, bin_dir, tmp_path / "out", tmp_path / "work")
+    first = ckpt.load(tmp_path / "work" / "last.pt")
+    assert first["step"] == 4 and _finite(first["model"])
+    assert bool(first["scaler"]) == (precision == "fp16")  # the GradScaler's state, fp16 only
+    if precision == "fp16":
+        assert first["scaler"]["scale"] > 0
+    longer = tiny_experiment(max_steps=8, save_every=2, precision=precision)  # max_steps: resumes from step 4
+    train(longer, bin_dir, tmp_path / "out2", tmp_path / "work")
+    resumed = ckpt.load(tmp_path / "work" / "last.pt")
+    assert resumed["step"] == 8 and _finite(resumed["model"])
+    assert any(not torch.equal(first["model"][k], resumed["model"][k]) for k in first["model"])
+
+
+@pytest.mark.timeout(300)
+def test_two_nccl_ranks_equal_one_process(tmp_path: Path) -> None:
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    bin_dir = make_bin(tmp_path / "bin")
+    mp.spawn(_rank, args=(2, _free_port(), bin_dir, tmp_path / "ddp", SETTINGS), nprocs=2, join=True)
+    train(tiny_experiment(**SETTINGS, update_freq=2), bin_dir, tmp_path / "one" / "out", tmp_path / "one" / "work")
+    for step in (1, 2):
+        ddp, one = (ckpt.load(tmp_path / run / "work" / f"step{step}.pt") for run in ("ddp", "one"))
+        assert ddp["stream"] == one["stream"]
+        _assert_close(ddp["model"], one["model"], f"step {step} weight")  # NCCL's sum order: float noise only
+
+
+def test_greedy_decoding_on_the_gpu_matches_the_cpu(device: torch.device, tmp_path: Path) -> None:
+    bin_dir = make_bin(tmp_path / "bin")
+    exp = tiny_experiment(max_steps=6, decode={"beam": 1, "max_len_b": 6})
+    train(exp, bin_dir, tmp_path / "out", tmp_path / "work")
+    vocab = Vocab.load(bin_dir)
+    model = build_transformer(
+        exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages), padding_idx=vocab.pad
+    )
+    model.load_state_dict(weights(tmp_path / "out" / "model.pt"))
+    model.eval()
+    (direction,) = load_split(bin_dir, "valid", (("en", "de"),), vocab)
+    on_cpu = translate_direction(model, direction, exp, vocab, torch.device("cpu"))
+    on_gpu = translate_direction(model.to(device), direction, exp, vocab, device)
+    same = sum(a == b for a, b in zip(on_gpu, on_cpu, strict=True))
+    assert same >= 0.9 * len(on_cpu), f"{same} / {len(on_cpu)}"  # a near-tie may flip an argmax on another device
