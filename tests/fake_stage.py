@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path.cwd()))  # the copied repository the front end runs in
 
-from lsnmt.graph.table import BY_NAME  # noqa: E402
+from lsnmt.graph.table import BY_NAME
 
 
 def main(argv: list[str]) -> None:

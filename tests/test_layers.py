@@ -12,7 +12,7 @@ from lsnmt.graph.imports import ROOT, _imported, module_files
 LEAVES = ("lsnmt.typed", "lsnmt.io", "lsnmt.languages")
 
 
-def _ours(path, prefix: str) -> set[str]:  # noqa: ANN001
+def _ours(path, prefix: str) -> set[str]:
     return {n for n in _imported(path, ROOT) if n == prefix or n.startswith(prefix + ".")}
 
 

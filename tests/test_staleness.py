@@ -42,7 +42,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]
     return repo, env
 
 
-def _edit(repo: Path, change) -> str:  # noqa: ANN001
+def _edit(repo: Path, change) -> str:
     """Apply ``change`` to params.yaml's ``experiments.default``; return the original text (to restore)."""
     text = (repo / "params.yaml").read_text()
     params = yaml.safe_load(text)
@@ -71,7 +71,7 @@ def _dvc_stages(repo: Path, env: dict[str, str]) -> set[str]:
     return {line.split("'")[1] for line in out.splitlines() if line.startswith("Running stage")}
 
 
-def _after(change, repo: Path, env: dict[str, str]) -> tuple[set[str], set[str]]:  # noqa: ANN001
+def _after(change, repo: Path, env: dict[str, str]) -> tuple[set[str], set[str]]:
     text = _edit(repo, change)
     try:
         return _snakemake_jobs(repo, env), _dvc_stages(repo, env)
@@ -79,7 +79,7 @@ def _after(change, repo: Path, env: dict[str, str]) -> tuple[set[str], set[str]]
         (repo / "params.yaml").write_text(text)
 
 
-def test_a_method_setting_reruns_that_training_and_what_follows(ran) -> None:  # noqa: ANN001
+def test_a_method_setting_reruns_that_training_and_what_follows(ran) -> None:
     repo, env = ran
     smk, dvc = _after(lambda exp: exp["method_cfg"]["lms"].update(rank=16), repo, env)
     follows = {"translate@lms", "evaluate", "report"}
@@ -87,7 +87,7 @@ def test_a_method_setting_reruns_that_training_and_what_follows(ran) -> None:  #
     assert "train@lms" in dvc and dvc <= {"train@lms"} | follows, dvc
 
 
-def test_a_decoding_key_reruns_translation_and_what_follows(ran) -> None:  # noqa: ANN001
+def test_a_decoding_key_reruns_translation_and_what_follows(ran) -> None:
     repo, env = ran
     methods = yaml.safe_load((repo / "params.yaml").read_text())["methods"]
     smk, dvc = _after(lambda exp: exp["decode"].update(beam=1), repo, env)

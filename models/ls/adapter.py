@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from models.config.adapter import AdapterConfig, Placement  # noqa: F401  (the kind's config, torch-free)
+from models.config.adapter import AdapterConfig, Placement
 from models.factories import Factories, LayerSpec
 from models.lang import LangContext
 from models.ls.keys import Key, key_for, key_ids, keyed_matmul, keyed_rows, table_size

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 import torch
 from torch import Tensor, nn
 
-from models.config.fd import FDConfig, Route  # noqa: F401  (the kind's config, torch-free)
+from models.config.fd import FDConfig, Route
 from models.factories import Factories, LayerSpec
 from models.lang import LangContext, group_rows
 from models.layers import FeedForward

@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from models.attention import MultiheadAttention
-from models.config.lms import LMSConfig, LMSFDConfig, Route  # noqa: F401  (the kind's config, torch-free)
+from models.config.lms import LMSConfig, LMSFDConfig, Route
 from models.factories import AttnKind, Factories, LayerSpec, Side
 from models.lang import LangContext
 from models.layers import FeedForward

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 import torch
 from torch import Tensor, nn
 
-from models.config.switch import SwitchConfig  # noqa: F401  (the kind's config, torch-free)
+from models.config.switch import SwitchConfig
 from models.factories import Factories, LayerSpec
 from models.lang import LangContext
 from models.layers import FeedForward

@@ -3,9 +3,10 @@
 
 Figure 2's numbers are not printed in the paper (only the plot), so its paper panel says so; ours is the
 ``opus100_clm_enxx`` / ``opus100_clm_xxen`` sweeps of footnote 6 (adapter bottleneck 32 … 128, CLM features
-74 … 194) plus CLSR, and the embedded default run's single points in a separate panel. The t-SNE figures are drawn by the ``evaluate`` stage
-for every method (``evaluate.tsne_sets``); the report copies them. Figure 4 needs every test set translated again
-with each top-w, which the pipeline does not do: it is drawn as "not run" with that reason.
+74 … 194) plus CLSR, and the embedded default run's single points in a separate panel. The t-SNE figures are drawn
+by the ``evaluate`` stage for every method (``evaluate.tsne_sets``); the report copies them. Figure 4 needs
+every test set translated again with each top-w, which the pipeline does not do: it is drawn as "not run"
+with that reason.
 """
 
 from __future__ import annotations
