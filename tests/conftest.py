@@ -2,7 +2,8 @@
 unless ``--slow``, ``--slurm`` or ``--device cuda`` is given.
 
 * default: unit, maths, golden and tiny end-to-end tests, one learning floor per method kind and one real pipeline
-  run through Snakemake (<= 3 minutes on 2 cores; README, "Tests");
+  run through Snakemake (<= 3 minutes on 2 cores; README, "Tests"). ``./test.sh`` runs them on ``TEST_WORKERS``
+  pytest-xdist workers (default ``auto``: one per core); tests marked ``long`` are collected first;
 * ``--slow``: whole pipelines through both front ends, dry-run sweeps, torchrun and multi-process runs, every
   method's learning floor;
 * ``--slurm``: the pipeline on a real one-node SLURM (root; installs Debian packages);
@@ -40,6 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: long tests first, else as collected
     switches = {"slow": "slow: run with --slow",
                 "slurm": "real SLURM (root; installs and starts slurm-wlm, munge, mariadb): run with --slurm"}
     for mark, reason in switches.items():

@@ -53,6 +53,7 @@ def _check_same_outputs(a: Path, b: Path, exp: str) -> None:
         assert not mismatch and not errors, f"{stage}: {mismatch or errors} differ between Snakemake and DVC"
 
 
+@pytest.mark.long
 @pytest.mark.timeout(900)  # every stage of the tiny experiment once: ~30 jobs, each a Python start
 def test_tiny_pipeline_snakemake(tmp_path: Path) -> None:
     smk = copy_repo(tmp_path / "smk")
