@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+from lsnmt.data.source_kinds import SOURCE_SPLITS
 from lsnmt.languages import is_known
 from lsnmt.method_schema import check as check_methods
 from lsnmt.tasks.config import TaskConfig
@@ -102,15 +103,13 @@ class SourceConfig:
 
 def _check_kind(src: SourceConfig, key: str) -> None:
     """``src.kind`` is in the source catalogue and provides ``src.splits`` (the cache and raw paths use it)."""
-    from lsnmt.data.sources import SOURCES  # lazy: the catalogue imports this module
-
-    source = SOURCES.get(src.kind)
-    if source is None:
-        raise FieldError(f"{key}.kind", f"unknown kind {src.kind!r} (known: {', '.join(sorted(SOURCES))})")
+    splits = SOURCE_SPLITS.get(src.kind)
+    if splits is None:
+        raise FieldError(f"{key}.kind", f"unknown kind {src.kind!r} (known: {', '.join(sorted(SOURCE_SPLITS))})")
     for j, split in enumerate(src.splits):
-        if split not in source.splits:
+        if split not in splits:
             raise FieldError(f"{key}.splits[{j}]", f"kind {src.kind!r} has no {split} split "
-                             f"(it provides {', '.join(sorted(source.splits))})")
+                             f"(it provides {', '.join(sorted(splits))})")
 
 
 @dataclass(frozen=True, kw_only=True)

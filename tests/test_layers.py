@@ -1,11 +1,14 @@
 """Strict layers (issue 17): leaves (``lsnmt.typed``, ``lsnmt.io``, ``lsnmt.languages``) <- ``models`` (with its
 own torch-free configs, ``models/config``) <- ``lsnmt.config`` (schema) <- methods / search / train / eval <-
-stages. Read from the source (every import statement, function-local ones included)."""
+stages. Read from the source (every import statement, function-local ones included). No function-local import
+dodges a cycle: what two modules share lives in the lower one."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 from lsnmt.graph.imports import ROOT, _imported, module_files
 
@@ -46,3 +49,36 @@ def test_loading_params_imports_no_torch() -> None:
             "lsnmt.config.Params.load('params.yaml'); lsnmt.config.Params.load('tests/fixtures/params.tiny.yaml')\n"
             "assert 'torch' not in sys.modules, 'loading params.yaml imported torch'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def _local_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every import of our packages inside a function of ``path``."""
+    out = []
+    for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            for node in ast.walk(fn):
+                names = ([node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else
+                         [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+                out += [(node.lineno, n) for n in names if n.split(".")[0] in ("lsnmt", "models")]
+    return out
+
+
+def test_no_function_local_import_dodges_a_cycle() -> None:
+    """A function-local import of ours is for laziness (torch, transformers) only: the module it imports never
+    imports, even through others, the module it sits in (that would be a cycle, run at call time)."""
+    cycles = []
+    for path in sorted([*(ROOT / "lsnmt").rglob("*.py"), *(ROOT / "models").rglob("*.py")]):
+        rel = path.relative_to(ROOT).as_posix()
+        cycles += [f"{rel}:{line} imports {name}" for line, name in _local_imports(path) if rel in module_files(name)]
+    assert not cycles, cycles
+
+
+def test_the_schema_checks_source_kinds_without_the_catalogue() -> None:
+    """lsnmt.config reads the kinds' splits from the leaf table the catalogue is built with (no import cycle)."""
+    from lsnmt.data.source_kinds import SOURCE_SPLITS
+    from lsnmt.data.sources import SOURCES
+
+    assert not [f for f in module_files("lsnmt.config") if f.startswith(("lsnmt/data/sources/", "lsnmt/eval/"))]
+    assert {k: s.splits for k, s in SOURCES.items()} == SOURCE_SPLITS
+    assert not _ours(ROOT / "lsnmt" / "data" / "source_kinds.py", "lsnmt")
+    assert "lsnmt/eval/scores.py" not in module_files("lsnmt.data.spbleu")

@@ -21,7 +21,10 @@ mismatch stops with both values, and a verified copy placed at the path the erro
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
+
+from sacrebleu.tokenizers import tokenizer_spm
 
 from lsnmt.config import DownloadConfig
 from lsnmt.data.fetch import fetch
@@ -37,6 +40,14 @@ MODELS: dict[str, tuple[str, str | None]] = {
 """tokenizer -> (direct URL, md5 or ``None``)."""
 
 
+def spm_model_path(tokenizer: str) -> Path:
+    """Where sacreBLEU loads the sentencepiece model of ``flores101`` / ``flores200`` from (its own naming of the
+    cached file). ``tokenizer_spm.SACREBLEU_DIR`` is ``$SACREBLEU`` (read when sacreBLEU is imported) or
+    ``~/.sacrebleu``."""
+    url = tokenizer_spm.SPM_MODELS[tokenizer]["url"]
+    return Path(tokenizer_spm.SACREBLEU_DIR) / "models" / os.path.basename(url)
+
+
 def needed(metrics: tuple[str, ...]) -> list[str]:
     """The FLORES tokenizers that ``metrics`` (``evaluate.metrics``) score with."""
     return [m.removeprefix("spbleu-") for m in metrics if m.startswith("spbleu-")]
@@ -44,8 +55,6 @@ def needed(metrics: tuple[str, ...]) -> list[str]:
 
 def fetch_models(metrics: tuple[str, ...], dl: DownloadConfig) -> list[Path]:
     """Each model ``metrics`` need, at the path sacreBLEU loads it from (fetched if absent); the paths."""
-    from lsnmt.eval.scores import spm_model_path  # sacreBLEU's own naming of the cached file
-
     out = []
     for tok in needed(metrics):
         url, md5 = MODELS[tok]

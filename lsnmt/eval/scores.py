@@ -24,7 +24,6 @@ they are scored against the first N reference lines; N is recorded.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -34,20 +33,11 @@ from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.metrics.base import Metric
 from sacrebleu.tokenizers import tokenizer_spm
 
-from lsnmt.data.spbleu import MODELS
+from lsnmt.data.spbleu import MODELS, spm_model_path
 from lsnmt.io import DataError, count_lines, iter_lines
 
 SACREBLEU_METRICS = ("bleu", "spbleu-flores101", "spbleu-flores200", "chrf")
 """Metrics computed by sacreBLEU (``comet`` is the other one, in :mod:`lsnmt.eval.comet`)."""
-
-
-def spm_model_path(tokenizer: str) -> Path:
-    """Where sacreBLEU loads the sentencepiece model of ``flores101`` / ``flores200`` from.
-
-    ``tokenizer_spm.SACREBLEU_DIR`` is ``$SACREBLEU`` (read when sacreBLEU is imported) or ``~/.sacrebleu``.
-    """
-    url = tokenizer_spm.SPM_MODELS[tokenizer]["url"]
-    return Path(tokenizer_spm.SACREBLEU_DIR) / "models" / os.path.basename(url)
 
 
 def require_spm_model(tokenizer: str) -> Path:

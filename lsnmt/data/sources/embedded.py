@@ -23,6 +23,7 @@ from pathlib import Path
 
 from lsnmt.config import ROOT
 from lsnmt.data.fetch import file_digests
+from lsnmt.data.source_kinds import SOURCE_SPLITS
 from lsnmt.data.sources.archive import inside
 from lsnmt.data.sources.base import Context, Origin, Source
 from lsnmt.io import DataError
@@ -143,6 +144,6 @@ def _multiway(ctx: Context, split: str, file_of: Callable[[str], Path], manifest
 SOURCE = Source(
     kind="embedded",
     summary="Repository copies of Tatoeba test sets, FLORES-200 dev/devtest and NTREX-128 (embedded/PROVENANCE.md)",
-    splits=frozenset({"train", "valid", "test", "multiway"}),
+    splits=SOURCE_SPLITS["embedded"],
     build=build,
 )

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from lsnmt.data.source_kinds import SOURCE_SPLITS
 from lsnmt.data.sources.archive import members
 from lsnmt.data.sources.base import Context, Remote, Source
 from lsnmt.io import DataError
@@ -83,8 +84,7 @@ def build101(ctx: Context) -> None:
     _build(ctx, FLORES101, code101)
 
 
-SPLITS = frozenset(SPLIT_FILES)
 FLORES200_SOURCE = Source(kind="flores200", summary="FLORES-200 dev/devtest, multi-way (NLLB release tarball)",
-                          splits=SPLITS, build=build200, remotes=(FLORES200,))
+                          splits=SOURCE_SPLITS["flores200"], build=build200, remotes=(FLORES200,))
 FLORES101_SOURCE = Source(kind="flores101", summary="FLORES-101 dev/devtest, multi-way (official tarball)",
-                          splits=SPLITS, build=build101, remotes=(FLORES101,))
+                          splits=SOURCE_SPLITS["flores101"], build=build101, remotes=(FLORES101,))

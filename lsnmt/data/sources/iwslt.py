@@ -44,6 +44,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from lsnmt.data.source_kinds import SOURCE_SPLITS
 from lsnmt.data.sources.archive import extract, seg_lines
 from lsnmt.data.sources.base import Context, Origin, Remote, Source, pair_key, strip_newlines
 from lsnmt.io import DataError
@@ -199,8 +200,7 @@ def _build17_pair(ctx: Context, split: str, key: tuple[str, str], files: dict[st
     _write(ctx, split, key, rows, origin)
 
 
-SPLITS = frozenset({"train", "valid", "test"})
 IWSLT14_SOURCE = Source(kind="iwslt14", summary="IWSLT 2014 TED, 8 English-centric pairs (LMS setup)",
-                        splits=SPLITS, build=build14, remotes=tuple(IWSLT14.values()), nested=True)
+                        splits=SOURCE_SPLITS["iwslt14"], build=build14, remotes=tuple(IWSLT14.values()), nested=True)
 IWSLT17_SOURCE = Source(kind="iwslt17", summary="IWSLT 2017 multilingual TED (de en it nl ro), train/dev2010/tst2010",
-                        splits=SPLITS, build=build17, remotes=(IWSLT17,), nested=True)
+                        splits=SOURCE_SPLITS["iwslt17"], build=build17, remotes=(IWSLT17,), nested=True)

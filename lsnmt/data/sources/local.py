@@ -18,6 +18,7 @@ from pathlib import Path
 
 from lsnmt.config import ROOT
 from lsnmt.data.fetch import file_digests
+from lsnmt.data.source_kinds import SOURCE_SPLITS
 from lsnmt.data.sources.archive import inside
 from lsnmt.data.sources.base import Context, Origin, Source
 from lsnmt.io import DataError
@@ -56,6 +57,6 @@ def build(ctx: Context) -> None:
 SOURCE = Source(
     kind="local",
     summary="A corpus already on disk in the raw layout ({split}/{a}-{b}.{lang}, {split}/mw.{lang})",
-    splits=frozenset({"train", "valid", "test", "multiway"}),
+    splits=SOURCE_SPLITS["local"],
     build=build,
 )

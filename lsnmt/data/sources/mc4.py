@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from lsnmt.config import SourceConfig
+from lsnmt.data.source_kinds import SOURCE_SPLITS
 from lsnmt.data.sources.base import Context, Remote, Source
 from lsnmt.io import DataError
 
@@ -116,4 +117,4 @@ def _language(ctx: Context, split: str, lang: str, code: str) -> None:
 
 
 SOURCE = Source(kind="mc4", summary="mC4 monolingual documents (allenai/c4 multilingual shards)",
-                splits=frozenset({"train", "valid", "test"}), build=build, monolingual=True)
+                splits=SOURCE_SPLITS["mc4"], build=build, monolingual=True)

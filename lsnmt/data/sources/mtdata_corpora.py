@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from lsnmt.data.fetch import basename
+from lsnmt.data.source_kinds import SOURCE_SPLITS
 from lsnmt.data.sources.base import Context, Origin, Remote, Source
 from lsnmt.io import DataError
 
@@ -159,4 +160,4 @@ def build(ctx: Context) -> None:
 
 
 SOURCE = Source(kind="mtdata", summary="Parallel corpora by mtdata dataset name (URLs and formats from mtdata's index)",
-                splits=frozenset({"train", "valid", "test"}), build=build)
+                splits=SOURCE_SPLITS["mtdata"], build=build)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lsnmt.data.source_kinds import SOURCE_SPLITS
 from lsnmt.data.sources.archive import members
 from lsnmt.data.sources.base import Context, Remote, Source
 
@@ -54,7 +55,7 @@ def build(ctx: Context) -> None:
 SOURCE = Source(
     kind="opus100",
     summary="OPUS-100 v1.0 English-centric train/dev/test (+ zero-shot test) from the official tarball",
-    splits=frozenset({"train", "valid", "test"}),
+    splits=SOURCE_SPLITS["opus100"],
     build=build,
     remotes=(REMOTE,),
 )

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from lsnmt.data.source_kinds import SOURCE_SPLITS
 from lsnmt.data.sources.archive import members
 from lsnmt.data.sources.base import Context, Remote, Source, strip_newlines
 from lsnmt.io import DataError
@@ -75,4 +76,4 @@ def build(ctx: Context) -> None:
 
 
 SOURCE = Source(kind="ted_multiway", summary="TED talks (Qi et al., 2018), rows translated into every language",
-                splits=frozenset(TSV), build=build, remotes=(REMOTE,))
+                splits=SOURCE_SPLITS["ted_multiway"], build=build, remotes=(REMOTE,))

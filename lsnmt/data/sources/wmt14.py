@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from lsnmt.data.source_kinds import SOURCE_SPLITS
 from lsnmt.data.sources.archive import members, seg_lines
 from lsnmt.data.sources.base import Context, Origin, Remote, Source, pair_key, strip_newlines
 from lsnmt.io import DataError
@@ -130,5 +131,5 @@ def _joined(ctx: Context, split: str, x: str, data: bytes, origin: Origin) -> No
 
 
 SOURCE = Source(kind="wmt14", summary="WMT14 news task cs/de/fr/hi/ru-en: public training corpora, newstest2013/14",
-                splits=frozenset({"train", "valid", "test"}), build=build,
+                splits=SOURCE_SPLITS["wmt14"], build=build,
                 remotes=(EUROPARL, COMMONCRAWL, NEWS_COMMENTARY, WIKI_TITLES, WIKI_TITLES_15, DEV, TEST))
