@@ -27,7 +27,7 @@ class Kind:
     """Frozen ``kw_only`` dataclass that a ``method_cfg`` entry is built into."""
     model: Callable[[Any, ModelConfig], ModelConfig] | None = None
     """``model(method_cfg, model_cfg) -> model_cfg``: a kind that changes the architecture itself (Deep's depth,
-    LSL's shape overrides); ``None``: the experiment's model as is."""
+    LSL's shape overrides, an adapter's width); ``None``: the experiment's model as is."""
     passes: int = 1
     """Forward-backward passes per training update: 2 for Fuse Distillation's criterion (LMS-FD Sec. 3-4)."""
     routes: tuple[str, ...] = ()
@@ -46,7 +46,7 @@ KINDS: dict[str, Kind] = {
     "switch": Kind(config=switch.SwitchConfig, dense_equivalent=True),  # Fedus et al. 2021
     "clsr": Kind(config=clsr.CLSRConfig),  # Zhang et al. 2021 (share: false = CLSR*)
     "clm": Kind(config=clm.CLMConfig),  # Liu et al. 2022 Sec. 3: sCLM / mCLM / LS ablation
-    "adapter": Kind(config=adapter.AdapterConfig),  # Bapna and Firat 2019; Philip et al. 2020
+    "adapter": Kind(config=adapter.AdapterConfig, model=adapter.model),  # Bapna and Firat 2019; Philip et al. 2020
     "deep": Kind(config=deep.DeepConfig, model=deep.model),  # CLM Sec. 4.2 (Zhang et al. 2020)
     "lsl": Kind(config=lsl.LSLConfig, model=lsl.model),  # Pires et al. 2023 Sec. 3.1, Tables 1, 3-5
 }

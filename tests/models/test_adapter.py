@@ -88,3 +88,14 @@ def test_deep_method_changes_only_depth() -> None:
                               method_cfg=DeepConfig(encoder_layers=3, decoder_layers=4))
     assert (len(model.encoder.layers), len(model.decoder.stacks[0].layers)) == (3, 4)
     assert model.encoder.final_norm is not None  # pre-norm by default
+
+
+def test_width_override_builds_adapters_on_the_wider_model() -> None:
+    """``embed_dim`` (LSL Table 10's "+ hidden dim 640" adapters): the experiment's model at that width, with the
+    adapters of that width; the plain adapter config keeps the experiment's width."""
+    wide = train_params(build_transformer(tiny_config(embed_dim=24), vocab_size=13, num_languages=3))
+    per = 2 * 24 * 4 + 4 + 24 + 2 * 24  # down, up, biases, LayerNorm at d = 24
+    model = _model(encoder="src", decoder="none", embed_dim=24)
+    assert tuple(_adapters(model, "encoder")[0].down.shape) == (3, 24, 4)  # (languages, d, b)
+    assert train_params(model) == wide + 2 * 3 * per  # two encoder layers, one adapter per source language
+    assert tuple(_adapters(_model(encoder="src", decoder="none"), "encoder")[0].down.shape) == (3, 16, 4)
