@@ -1,8 +1,8 @@
-"""Stage ``params``: parameter counts of the papers' naive models, ours vs. theirs.
+"""Stage ``params``: the papers' #params columns, ours (counted from params.yaml) vs. theirs.
 
-Builds every row of ``lsnmt.accounting.PAPER_ROWS`` on the meta device, prints the
-table and writes ``reports/params.csv``. Reads no params.yaml section: the rows
-are the papers' own configurations.
+Every row of ``reports/paper/counts.yaml`` names a printed #params cell and the params.yaml configuration that
+reproduces it; :mod:`lsnmt.paper_counts` builds each on the meta device, and this stage prints the table and
+writes ``reports/params.csv``.
 
     python -m stages.params
 """
@@ -13,9 +13,10 @@ import argparse
 import csv
 import logging
 
-from lsnmt.accounting import COLUMNS, format_table, param_table
 from lsnmt.cli import setup_logging
+from lsnmt.config import Params
 from lsnmt.io import atomic_write
+from lsnmt.paper_counts import COLUMNS, format_table, param_table
 
 OUT = "reports/params.csv"
 
@@ -24,9 +25,11 @@ log = logging.getLogger("stages.params")
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m stages.params")
+    parser.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
     parser.add_argument("--log", default=None, help="also write the log to this file")
-    setup_logging(parser.parse_args(argv).log)
-    rows = param_table()
+    args = parser.parse_args(argv)
+    setup_logging(args.log)
+    rows = param_table(Params.load(args.params))
     print(format_table(rows))
     with atomic_write(OUT) as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")

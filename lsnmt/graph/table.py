@@ -104,8 +104,9 @@ STAGES: tuple[Stage, ...] = (
     Stage(name="task_eval", log="logs/{exp}/task_eval.log", deps=("results/{exp}/tasks", "data/{exp}/tasks"),
           outs=(Out("results/{exp}/task_eval", "metrics", cache=False),),
           params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods")),
-    Stage(name="params", log="logs/params.log", per_experiment=False,
-          outs=(Out("reports/params.csv", cache=False),)),
+    Stage(name="params", log="logs/params.log", per_experiment=False, deps=("params.yaml", "reports/paper"),
+          outs=(Out("reports/params.csv", cache=False),),
+          note="the papers' #params columns, counted from every experiment of params.yaml (reports/paper/counts.yaml)"),
     Stage(name="claim", log="logs/{exp}/claim.log", outs=_outs("results/{exp}/claim"), params=("claim",),
           note="ours only: the papers' central claim at small scale (lsnmt/claim/); without a `claim` section: "
                "\"not configured\""),

@@ -12,7 +12,7 @@ builder creates one :class:`FeatureBank` per side and hands the same object to e
 side. ``P`` is "distinguished across different Transformer layers" (Sec. 3.3): one per layer, used by
 the CLM modules of all its sublayers (``proportion_per: layer``, default). The paper's sizes need this:
 sCLM-top (12 modules) and sCLM (30 modules) differ by 0.02M = 18 LayerNorms (Table 9), and mCLM's
-224.63M = 94 pairs x 12 layers x d x 134 (``lsnmt/rows_clm.py``). ``proportion_per: sublayer`` gives every
+224.63M = 94 pairs x 12 layers x d x 134 (``reports/params.csv``). ``proportion_per: sublayer`` gives every
 sublayer its own ``P``. sCLM: one ``P`` for all pairs; mCLM: one per pair (``key``, ``models/ls/keys.py``).
 
 LS ablation (``ls``): no gate, ``h~ = h W_key`` with one ``d x d`` map per key, one set per side (Table 3:

@@ -9,14 +9,14 @@ import pytest
 import yaml
 
 from lsnmt import methods
-from lsnmt.accounting import PAPER_ROWS, count_row, deployed_params, train_params
 from lsnmt.config import Params
+from lsnmt.paper_counts import count, load
 from lsnmt.report import paper as paper_tables
 from lsnmt.typed import ConfigError
-from models.xlmr import count_meta
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = Params.load(ROOT / "params.yaml")
+ROWS = load(PARAMS)
 
 
 def test_paper_scale_tasks_follow_the_paper() -> None:
@@ -36,24 +36,22 @@ def test_paper_scale_tasks_follow_the_paper() -> None:
 
 
 @pytest.mark.parametrize(("table", "task"), [("4", "wikiann"), ("5", "tydiqa")])
-def test_params_yaml_builds_the_counted_models(table: str, task: str) -> None:
-    """The model task_train would build from xlmr_tasks counts exactly as the params.csv row of that table."""
-    exp = PARAMS.get("xlmr_tasks")
-    t = exp.task_cfg[task]
-    labels = {"naive": "naive", "lms": "lms", "lms_fd": "lms+fd-share"}
-    for method, label in labels.items():
-        kind, cfg = methods.resolve_task(exp, method)
-        model = count_meta(task=t.kind, outputs=7 if t.kind == "ner" else 2, num_languages=len(t.languages),
-                           method=kind, method_cfg=cfg)
-        row = next(r for r in PAPER_ROWS if (r.table, r.experiment, r.method) == (table, task, label))
-        counted = count_row(row)
-        assert (train_params(model), deployed_params(model, len(t.languages))) == (
-            counted.train_params, counted.inference_params)
-        extra = train_params(model) - count_row(next(r for r in PAPER_ROWS if (r.table, r.method) == (table, "naive"))
-                                                ).train_params
-        per_lang = 2 * 12 * 32 * (768 + 3072)  # Sec. 2.2: 2 N d (c + r) per language
-        assert extra == {"naive": 0, "lms": 1, "lms_fd": 1}[method] * len(t.languages) * per_lang + (
-            per_lang if kind == "lms_fd" else 0)
+def test_the_counted_models_add_what_the_paper_adds(table: str, task: str) -> None:
+    """params.csv's XLM-R rows count xlmr_tasks' task methods (the models task_train builds): LMS adds
+    2 N d (c + r) per language (Sec. 2.2), LMS+FD one shared pair more, and the LS route deploys the language
+    factors without the shared pair."""
+    t = PARAMS.get("xlmr_tasks").task_cfg[task]
+    rows = {r.method: r for r in ROWS if (r.table, r.experiment) == (table, task)}
+    assert {r.source for r in rows.values()} == {f"experiments.xlmr_tasks.task_method_cfg.{m}" for m in (
+        "naive", "lms", "lms_fd")} | {"experiments.xlmr_tasks.task_method_cfg.lms_fd (route ls)"}
+    assert {r.num_languages for r in rows.values()} == {len(t.languages)}
+    counted = {label: count(r) for label, r in rows.items()}
+    per_lang = 2 * 12 * 32 * (768 + 3072)  # Sec. 2.2: 2 N d (c + r) per language
+    naive = counted["naive"].train_params
+    assert counted["lms"].train_params - naive == len(t.languages) * per_lang
+    assert counted["lms+fd-share"].train_params - naive == (len(t.languages) + 1) * per_lang
+    assert counted["lms+fd-share"].inference_params - naive == per_lang  # the Share route keeps the shared pair
+    assert counted["lms+fd-ls"].inference_params == counted["lms"].inference_params
 
 
 def _load(tmp_path: Path, edit) -> Params:
@@ -86,12 +84,12 @@ def test_task_config_errors_name_the_key(tmp_path: Path, edit, match: str) -> No
 
 
 def test_xlmr_rows_cover_tables_4_and_5_and_their_misses_are_the_base_size() -> None:
-    rows = [r for r in PAPER_ROWS if r.xlmr is not None]
+    rows = [r for r in ROWS if r.task is not None]
     assert sorted((r.table, r.method) for r in rows) == sorted(
         (t, m) for t in ("4", "5") for m in ("naive", "lms", "lms+fd-share", "lms+fd-ls"))
     for row in rows:
-        r = count_row(row)
-        naive = count_row(next(x for x in rows if (x.table, x.method) == (row.table, "naive")))
+        r = count(row)
+        naive = count(next(x for x in rows if (x.table, x.method) == (row.table, "naive")))
         # every row is above the paper by XLM-R base's 7.45M alone: what the methods add is the paper's
         assert r.train_params - row.paper_train_params == pytest.approx(naive.train_params - 270e6, abs=1.0e6)
         assert r.implied_train_params is not None and abs(r.implied_train_params - row.paper_train_params) < 0.6e6

@@ -2,7 +2,7 @@
 7, 8, 10-12; Figures 3, 4), ``flores10_lsl_zeroshot`` (Table 6) and the embedded default's own search.
 
 CHRF and SPBLEU are averages over all 90 directions (``Avg``, metrics ``chrf`` and ``spbleu-flores101``);
-|θ| and |θeff| come from ``reports/params.csv`` (``lsnmt/rows_lsl.py``: total and effective parameters).
+|θ| and |θeff| come from ``reports/params.csv`` (``reports/paper/counts.yaml``: total and effective parameters).
 Per-language (Table 2: the 9 directions into / out of each language), per-family (Table 11: the summary's
 ``group_pairs`` over ``evaluate.resource_groups`` EUR / CJK / SW) and zero-shot averages (Table 6: the
 ``zero-shot`` direction set of the summary, optionally restricted to group pairs or without ``*→SW``) are

@@ -5,7 +5,7 @@ over seeds; ``avg.`` the mean over languages; WR against the naive model). The p
 ``xlmr_tasks``; the embedded default's tiny tasks fill their own cells (5 NER / 6 QA languages, so Table 7's
 other languages read "not run" there). Rows name a method and, for LMS+FD, the inference route (``Row.arg``):
 LMS+FD-Share and LMS+FD-LS are one trained model read through its two routes. ``#params`` at paper scale
-are ``reports/params.csv``'s XLM-R rows (``lsnmt/rows_nerqa.py``; 2.4-2.8% above the paper, whose naive
+are ``reports/params.csv``'s XLM-R rows (``reports/paper/counts.yaml``; 2.4-2.8% above the paper, whose naive
 270M is XLM-R base's nominal size: see the row note), on the default run the tiny model's own counts.
 """
 
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from lsnmt.config import Experiment
-from lsnmt.paper_row import LMS_PAPER
 from lsnmt.report.cells import Kind, Row, Selector, _dig, _num
 from lsnmt.report.runs import DEFAULTS, Results, Run
+from lsnmt.report.specs.lmsfd import PAPER as LMS_PAPER
 from lsnmt.report.table import Binding
 
 EXPERIMENT = "xlmr_tasks"
