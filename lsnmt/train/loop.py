@@ -119,7 +119,7 @@ def no_agreement(caught: list[int]) -> int:
 
 
 def no_barrier() -> None:
-    return None
+    """One process: nothing to wait for."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,6 +148,14 @@ class Job:
     """The signal every rank stops on (0: none), from this rank's caught signals."""
     barrier: Callable[[], None] = no_barrier
     """Waits for every rank (after a stop's save)."""
+
+    def __post_init__(self) -> None:
+        every = {"log_every": self.log_every, "save_every": self.save_every}
+        if self.validate is not None:
+            every["validate_every"] = self.validate_every
+        for key, value in every.items():
+            if value < 1:
+                raise ValueError(f"{self.name}: {key} must be >= 1, got {value}")
 
 
 def _values(pending: list[Update], with_grad: bool = True) -> list[list[float]]:

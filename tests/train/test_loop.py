@@ -109,3 +109,8 @@ def test_a_stop_signal_saves_once_and_raises_on_every_rank() -> None:
     with pytest.raises(Interrupted) as stop:
         run_updates(job(follower, total=10, is_main=False, agree=lambda caught: signal.SIGTERM), 0, Meters())
     assert (stop.value.signum, stop.value.step, follower.saves) == (signal.SIGTERM, 1, [])
+
+
+def test_a_zero_interval_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="t: validate_every must be >= 1, got 0"):
+        job(Hooks(), validate=lambda step: Validation(1.0, False))
