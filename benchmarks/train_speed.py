@@ -1,94 +1,70 @@
 # ruff: noqa: E402  (imports follow the sys.path set-up)
-"""Training speed of the naive ``transformer_small`` against ``torch.nn.Transformer`` (not a test).
+"""Training speed: the project's trainer against Hugging Face MarianMT at equal dimensions (not a test).
 
-    .venv/bin/python benchmarks/train_speed.py [--steps 10] [--max-tokens 2048] [--device cpu]
+    python benchmarks/train_speed.py [--repeats 7] [--steps 3] [--threads 2] [--compile] [--device cpu]
 
-Both models have the same dimensions (512/1024/4 heads, 6+6 layers, post-norm,
-residual dropout 0.1 and none on attention or activations as fairseq's defaults,
-shared and tied embeddings; ``nn.Transformer`` adds final LayerNorms) and train on the same token batches
-of a synthetic corpus with the same loss (label smoothing 0.1) and AdamW. A
-training step is forward, loss, backward and the optimizer step. Rounds
-alternate between the models so that a change of machine load hits both.
-Reported: target tokens per second (non-pad, EOS included) and their ratio.
+Both models: 6+6 post-norm layers, d 512, FFN 1024, 4 heads, ReLU, sinusoidal positions, scaled and tied
+embeddings, a vocabulary of 8,000, residual dropout 0.1 (none on attention and activations, fairseq's defaults),
+label smoothing 0.1, AdamW; batches of 64 sentences x 30 tokens (29 + EOS on both sides, no padding), the same
+batches for both.
+
+* **project**: what ``stages.train`` runs per update: the trainer's loop (:func:`lsnmt.train.loop.run_updates`,
+  its checks every ``--steps`` updates), its feed (batches collated ahead on a background thread from encoded
+  shards) and :func:`lsnmt.train.step.train_step` (dropout re-seeded per batch, the fused label-smoothed loss,
+  the gradient norm, fused AdamW, the lr schedule); with ``--compile``, ``train.compile``.
+* **marian**: what a user would write instead: ``MarianMTModel(input_ids, attention_mask, decoder_input_ids)``,
+  ``F.cross_entropy(..., label_smoothing=0.1)`` summed over the tokens and divided by their number, backward,
+  ``torch.optim.AdamW`` with its default implementation (a loop over parameters on the CPU); and
+  **marian-fused**: the same with ``AdamW(fused=True)``, the project's optimizer (so that the optimizer is not
+  what the ratio measures).
+
+Each repeat times ``--steps`` updates of every contestant back to back (the order rotates between repeats) and
+gives one ratio ``t_marian / t_project`` per Marian variant (> 1: the project is faster); printed: the median over
+repeats and its range, on the wall clock and on the process's CPU clock (all its threads: less sensitive to other
+jobs taking the cores, as on a shared machine). Compare ratios, never absolute times.
+
+:func:`time_steps` (one model-level step: forward, :func:`~lsnmt.train.loss.sequence_loss`, backward, optimizer)
+is what ``benchmarks/vs_marian.py`` times for both models.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import torch
-from torch import Tensor, nn
+import torch.nn.functional as F
+from torch import nn
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lsnmt.config import ModelConfig, TrainConfig
-from lsnmt.data.shards import Shard, ShardWriter
-from lsnmt.train.batching import Pool, epoch_plan
-from lsnmt.train.corpus import Direction, Sample, collate
-from lsnmt.train.corpus import Vocab as CorpusVocab
+from lsnmt.config import Experiment
+from lsnmt.data.shards import ShardWriter
+from lsnmt.io import write_json
+from lsnmt.train.batching import BatchStream, Pool
+from lsnmt.train.corpus import Sample, Vocab, collate, load_split
+from lsnmt.train.curve import Meters
+from lsnmt.train.dist import Dist
+from lsnmt.train.loop import Job, run_updates
 from lsnmt.train.loss import sequence_loss
-from lsnmt.train.optim import build_optimizer
+from lsnmt.train.step import train_step
+from lsnmt.train.trainer import setup, wrap
+from lsnmt.typed import build
 from models.build import build_transformer
-from models.embedding import sinusoidal_table
-from models.lang import LangContext
-from models.presets import resolve_dims
 
 VOCAB, PAD, EOS = 8000, 1, 2
-
-
-class Reference(nn.Module):
-    """``torch.nn.Transformer`` with fairseq-style embeddings (scaled, sinusoidal, tied output)."""
-
-    def __init__(self, cfg: ModelConfig) -> None:
-        super().__init__()
-        d = resolve_dims(cfg)
-        self.embed = nn.Embedding(VOCAB, d.embed_dim, padding_idx=PAD)
-        nn.init.normal_(self.embed.weight, std=d.embed_dim ** -0.5)
-        self.register_buffer("pos", sinusoidal_table(cfg.max_positions + PAD + 1, d.embed_dim, PAD), persistent=False)
-        self.scale, self.drop = math.sqrt(d.embed_dim), nn.Dropout(cfg.dropout)
-        self.core = nn.Transformer(d.embed_dim, d.heads, d.encoder_layers, d.decoder_layers, d.ffn_dim,
-                                   cfg.dropout, batch_first=True)
-        for layer in [*self.core.encoder.layers, *self.core.decoder.layers]:  # fairseq: no attention /
-            layer.dropout.p = cfg.activation_dropout  # activation dropout unless asked for; nn.Transformer
-            for attn in (layer.self_attn, getattr(layer, "multihead_attn", None)):  # uses `dropout` for all
-                if attn is not None:
-                    attn.dropout = cfg.attention_dropout
-
-    def _embed(self, tokens: Tensor) -> Tensor:
-        positions = torch.arange(tokens.size(1), device=tokens.device) + PAD + 1  # (T,)
-        return self.drop(self.scale * self.embed(tokens) + self.pos[positions])  # (B, T, D)
-
-    def forward(self, src: Tensor, prev: Tensor, langs: LangContext) -> Tensor:
-        del langs
-        t = prev.size(1)
-        causal = torch.ones(t, t, dtype=torch.bool, device=prev.device).triu(1)  # (T, T), True: masked
-        h = self.core(self._embed(src), self._embed(prev), tgt_mask=causal, tgt_is_causal=True,
-                      src_key_padding_mask=src.eq(PAD), tgt_key_padding_mask=prev.eq(PAD),
-                      memory_key_padding_mask=src.eq(PAD))  # (B, T, D)
-        return h @ self.embed.weight.T  # (B, T, V)
-
-
-def synthetic_corpus(root: Path, sentences: int, seed: int = 0) -> list[Direction]:
-    """Two directions of random sentences, 5-60 tokens, ids drawn uniformly from the vocabulary."""
-    rng, dirs = np.random.default_rng(seed), []
-    for k, name in enumerate(("en-de", "de-en")):
-        for side in ("src", "tgt"):
-            w = ShardWriter(root / f"{name}.{side}", VOCAB)
-            w.add_many([rng.integers(4, VOCAB, int(rng.integers(5, 61))).tolist() for _ in range(sentences)])
-            w.close()
-        dirs.append(Direction(name, k, 1 - k, Shard(root / f"{name}.src", VOCAB), Shard(root / f"{name}.tgt", VOCAB)))
-    return dirs
+ROWS, LENGTH = 64, 30
 
 
 def time_steps(model: nn.Module, opt: torch.optim.Optimizer, samples: list[Sample], device: torch.device) -> float:
-    """Seconds for one training step on each of ``samples``."""
+    """Seconds for one model-level training step on each of ``samples``."""
     model.train()
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     sync()
@@ -103,40 +79,124 @@ def time_steps(model: nn.Module, opt: torch.optim.Optimizer, samples: list[Sampl
     return time.perf_counter() - start
 
 
+def marian_mt(dropout: float = 0.1) -> nn.Module:
+    """MarianMT with the project's ``transformer_small`` dimensions (``transformers`` is imported here)."""
+    from transformers import MarianConfig, MarianMTModel
+
+    cfg = MarianConfig(vocab_size=VOCAB, decoder_vocab_size=VOCAB, d_model=512, encoder_layers=6, decoder_layers=6,
+                       encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=1024,
+                       decoder_ffn_dim=1024, activation_function="relu", dropout=dropout, attention_dropout=0.0,
+                       activation_dropout=0.0, max_position_embeddings=1024, scale_embedding=True,
+                       pad_token_id=PAD, eos_token_id=EOS, decoder_start_token_id=EOS,
+                       share_encoder_decoder_embeddings=True, tie_word_embeddings=True)
+    return MarianMTModel(cfg)
+
+
+def write_corpus(root: Path, sentences: int, seed: int = 0) -> Path:
+    """An encoded corpus (as the encode stage writes it) of en-de and de-en: ``sentences`` pairs each, every
+    sentence 29 ids (30 with EOS) drawn uniformly from the vocabulary; a few validation pairs."""
+    rng = np.random.default_rng(seed)
+    for split, n in (("train", sentences), ("valid", 8)):
+        for name in ("en-de", "de-en"):
+            for side in ("src", "tgt"):
+                (root / split).mkdir(parents=True, exist_ok=True)
+                w = ShardWriter(root / split / f"{name}.{side}", VOCAB)
+                w.add_many(rng.integers(4, VOCAB, (n, LENGTH - 1)).tolist())
+                w.close()
+    write_json(root / "meta.json", {"vocab_size": VOCAB, "bos": 0, "pad": PAD, "eos": EOS, "unk": 3,
+                                    "languages": ["en", "de"], "shards": {}})
+    return root
+
+
+def experiment(compile_: bool) -> Experiment:
+    """``transformer_small`` with batches of exactly 64 x 30 tokens; no validation or saves while timed."""
+    data = {"languages": ["en", "de"], "sources": [{"name": "bitext", "kind": "embedded", "splits": ["train"]},
+                                                   {"name": "mw", "kind": "embedded", "splits": ["valid", "test"]}]}
+    train = {"max_tokens": ROWS * LENGTH, "max_steps": 10**6, "warmup_steps": 100, "label_smoothing": 0.1,
+             "compile": compile_, "log_every": 10**6, "validate_every": 10**6, "save_every": 10**6}
+    return build(Experiment, {"name": "bench", "data": data, "model": {"arch": "transformer_small"}, "train": train},
+                 "")
+
+
+def project(bin_dir: Path, compile_: bool, steps: int) -> Callable[[], None]:
+    """``steps`` updates of the trainer's loop (no saves, a check after the last update) per call."""
+    run, _ = setup(experiment(compile_), bin_dir, Dist.from_env(), build_transformer, None)
+    wrap(run, None)
+
+    def updates() -> None:
+        job = Job(name="bench", total=run.step + steps, log_every=steps, save_every=10**9,
+                  update=lambda _n: train_step(run, run.feed.next()), save=lambda _n, **_kw: None)
+        run_updates(job, run.step, Meters())
+
+    return updates
+
+
+def marian(samples: list[Sample], fused: bool) -> Callable[[], None]:
+    """One user-written MarianMT training step per sample, per call."""
+    model = marian_mt().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True if fused else None)
+
+    def steps() -> None:
+        for s in samples:
+            logits = model(input_ids=s.src_tokens, attention_mask=s.src_tokens.ne(PAD),
+                           decoder_input_ids=s.prev_output_tokens).logits  # (B, T, V)
+            loss = F.cross_entropy(logits.reshape(-1, VOCAB), s.target.reshape(-1), ignore_index=PAD,
+                                   label_smoothing=0.1, reduction="sum")
+            opt.zero_grad(set_to_none=True)
+            (loss / s.ntokens).backward()
+            opt.step()
+
+    return steps
+
+
+def measure(calls: dict[str, Callable[[], None]], repeats: int) -> dict[str, dict[str, list[float]]]:
+    """Wall-clock and CPU seconds (all threads of the process) per repeat of each call; the order rotates."""
+    for fn in calls.values():  # warm-up: allocator, kernels, compilation
+        fn()
+    names = list(calls)
+    seconds: dict[str, dict[str, list[float]]] = {"wall": {n: [] for n in names}, "cpu": {n: [] for n in names}}
+    for r in range(repeats):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            wall, cpu = time.perf_counter(), time.process_time()
+            calls[name]()
+            seconds["cpu"][name].append(time.process_time() - cpu)
+            seconds["wall"][name].append(time.perf_counter() - wall)
+    return seconds
+
+
+def report(seconds: dict[str, dict[str, list[float]]], steps: int) -> None:
+    for clock, per in seconds.items():
+        print(f"{clock} clock, seconds per update: " + ", ".join(
+            f"{n} {statistics.median(s) / steps:.3f} ({min(s) / steps:.3f}-{max(s) / steps:.3f})"
+            for n, s in per.items()))
+        for name in ("marian", "marian-fused"):
+            ratios = [m / p for m, p in zip(per[name], per["project"], strict=True)]
+            print(f"  t_{name} / t_project: median {statistics.median(ratios):.3f}x, range "
+                  f"{min(ratios):.3f}x-{max(ratios):.3f}x  (> 1: the project is faster)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=10, help="timed steps per round and model")
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--max-tokens", type=int, default=2048)
-    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--steps", type=int, default=3, help="updates per repeat and contestant")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--compile", action="store_true", help="the project with train.compile")
     args = ap.parse_args()
-    device = torch.device(args.device)
-    cfg, train = ModelConfig(arch="transformer_small"), TrainConfig(max_tokens=args.max_tokens)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
     with tempfile.TemporaryDirectory() as tmp:
-        dirs = synthetic_corpus(Path(tmp), sentences=50 * args.steps)
-        vocab = CorpusVocab(size=VOCAB, pad=PAD, eos=EOS, languages=("en", "de"))
-        pool = Pool.build(dirs, train)
-        order, bounds = epoch_plan(pool, train, seed=1, epoch=0)
-        samples = [collate(dirs, pool.rows(order[a:b]), vocab) for a, b in bounds[:args.steps + 2].tolist()]
-    torch.manual_seed(1)
-    models = {"naive transformer_small": build_transformer(cfg, vocab_size=VOCAB, num_languages=2, padding_idx=PAD),
-              "torch.nn.Transformer": Reference(cfg)}
-    opts = {name: build_optimizer(m.to(device).parameters(), train) for name, m in models.items()}
-    tokens = sum(s.ntokens for s in samples[2:])
-    seconds = dict.fromkeys(models, 0.0)
-    for name in models:  # warm-up: allocator, kernels
-        time_steps(models[name], opts[name], samples[:2], device)
-    for _ in range(args.rounds):
-        for name in models:
-            seconds[name] += time_steps(models[name], opts[name], samples[2:], device)
-    rate = {name: args.rounds * tokens / s for name, s in seconds.items()}
-    params = {name: sum(p.numel() for p in m.parameters()) for name, m in models.items()}
-    print(f"device {device}, threads {torch.get_num_threads()}, {len(samples) - 2} batches x {args.rounds} rounds, "
-          f"{tokens} target tokens per round, max_tokens {args.max_tokens}")
-    for name in models:
-        print(f"{name:26s} {params[name] / 1e6:6.1f}M params  {rate[name]:9.0f} target tok/s")
-    naive, ref = rate.values()
-    print(f"ratio naive / torch.nn.Transformer: {naive / ref:.3f}")
+        bin_dir = write_corpus(Path(tmp), sentences=ROWS * args.steps * (args.repeats + 2))
+        ours = project(bin_dir, args.compile, args.steps)
+        cfg, vocab = experiment(False).train, Vocab.load(bin_dir)
+        dirs = load_split(bin_dir, "train", (("en", "de"), ("de", "en")), vocab)
+        samples = [collate(dirs, b.rows, vocab) for b in BatchStream(Pool.build(dirs, cfg), cfg, 1).take(args.steps)]
+        if {tuple(s.target.shape) for s in samples} != {(ROWS, LENGTH)}:
+            raise RuntimeError(f"batches are not {ROWS} x {LENGTH}: {[tuple(s.target.shape) for s in samples]}")
+        calls = {"project": ours, "marian": marian(samples, fused=False), "marian-fused": marian(samples, fused=True)}
+        seconds = measure(calls, args.repeats)
+    print(f"cpu, {torch.get_num_threads()} threads, {args.repeats} repeats of {args.steps} updates of "
+          f"{ROWS} x {LENGTH} tokens; project{' compiled' if args.compile else ''}")
+    report(seconds, args.steps)
 
 
 if __name__ == "__main__":

@@ -311,6 +311,11 @@ class TrainConfig:
     apply to Switch Transformer"; v2 drops the footnote, v1 is followed)."""
     precision: Literal["fp32", "bf16", "fp16"] = "fp32"
     """Autocast dtype on GPU (CPU always runs fp32)."""
+    compile: bool = False
+    """Run the training forward through ``torch.compile`` (inductor: elementwise work fused into few kernels,
+    matrix multiplies unchanged). Each new batch shape compiles once more at first (minutes on a CPU), so it pays
+    off only on long runs; off by default. It changes the rounding of a step, not its maths: a run resumes across
+    a change of it (not bit for bit)."""
     seed: Seed = 1
     log_every: Count = 100
     validate_every: Count = 1000

@@ -226,12 +226,13 @@ def run_unit(unit: Unit, prepared: Prepared, device: torch.device) -> dict[str, 
                  time.time() - clock[0])
         clock[0] = time.time()
 
-    def save(n: int) -> None:
+    def save(n: int, *, periodic: bool, improved: bool) -> None:
+        del periodic, improved  # every save (an epoch's end or a stop's) writes last.pt
         ckpt.save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
                          "rng": ckpt.rng_state(), "state": state, "running": dict(running)})
 
     job = Job(name=f"{unit.task_name} {unit.method} s{unit.seed}", total=task.epochs * n_batches,
-              log_every=n_batches, save_every=n_batches, update=update, save=save)
+              log_every=n_batches, save_every=n_batches, update=update, save=save, logger=log)
     run_updates(job, sched.last_epoch, None, None)
     if task.select == "best":
         model.load_state_dict(ckpt.load(unit.work / "best.pt", device)["model"])

@@ -3,12 +3,16 @@
 ``torchrun --nproc-per-node G -m stages.train …`` sets ``RANK``, ``WORLD_SIZE``,
 ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT``; without them the run is a
 single process and nothing is initialised.
+
+Control messages (the stop-signal agreement, once per update) go through a gloo group on the CPU: on CUDA the
+default group is NCCL, whose tensors live on the GPU, and reading one would wait for every queued kernel.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -22,6 +26,8 @@ class Dist:
     device: torch.device
     owns_group: bool
     """True when :meth:`from_env` initialised the process group (and :meth:`close` destroys it)."""
+    control: Any = field(default=None, compare=False)
+    """The gloo group of control messages (``None``: the default group, already gloo; or one process)."""
 
     @property
     def is_main(self) -> bool:
@@ -42,13 +48,23 @@ class Dist:
             dist.init_process_group("nccl" if cuda else "gloo", rank=rank, world_size=world,
                                     device_id=device if cuda else None)
             owns = True
-        return cls(rank, world, device, owns)
+        control = dist.new_group(backend="gloo") if world > 1 and cuda else None
+        return cls(rank, world, device, owns, control)
 
     def all_reduce(self, t: Tensor) -> Tensor:
         """Sum ``t`` over ranks, in place (no-op for one process)."""
         if self.world_size > 1:
             dist.all_reduce(t)
         return t
+
+    def agree(self, caught: list[int]) -> int:
+        """The signal every rank stops on: the largest caught by any rank (0: none); a CPU all-reduce, no GPU
+        sync."""
+        if self.world_size == 1:
+            return caught[0] if caught else 0
+        flag = torch.tensor([caught[0] if caught else 0], dtype=torch.int64)
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=self.control)
+        return int(flag.item())
 
     def barrier(self) -> None:
         if self.world_size > 1:

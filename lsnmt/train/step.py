@@ -4,17 +4,20 @@ An update over micro-batches ``b_1 … b_F`` on each of ``W`` ranks (``F = updat
 
     g = (1 / N) * sum_{ranks} sum_j grad L(b_j),      N = sum of non-pad target tokens of all W*F batches
 
-where ``L`` is the summed label-smoothed loss (:mod:`lsnmt.train.loss`). DDP
-averages gradients over ranks, so each rank multiplies by ``W / N`` after the
-all-reduce (fairseq ``multiply_grads(world_size / sample_size)``); gradients
-are all-reduced once per update (``no_sync`` on the first ``F - 1``
-micro-batches). Then the global norm is clipped to ``clip_norm`` (if > 0) and
-AdamW steps with ``lr(step)``. With fp16, an update whose gradients overflow is
-skipped by the ``GradScaler`` and not counted (fairseq: "gradient overflow
-detected, ignoring gradient"); its batches are consumed. A model with an auxiliary loss
-(:class:`models.ls.base.HasAuxLoss`, e.g. MoE balance) adds ``aux * n_tokens``
-per micro-batch, so that it enters ``g`` once per token-weighted batch
-(fairseq ``moe_cross_entropy``).
+where ``L`` is the summed label-smoothed loss (:mod:`lsnmt.train.loss`). ``N`` is known before the forward
+(:mod:`lsnmt.train.feed`), so each micro-batch back-propagates ``L(b_j) * W / N``; DDP averages gradients over
+ranks, which leaves ``g`` (fairseq scales the summed gradients afterwards, ``multiply_grads(world_size /
+sample_size)``: equal up to rounding). Gradients are all-reduced once per update (``no_sync`` on the first
+``F - 1`` micro-batches). Then the global norm is clipped to ``clip_norm`` (if > 0) and AdamW (fused) steps with
+``lr(step)``. With fp16, an update whose gradients overflow is skipped by the ``GradScaler`` and not counted
+(fairseq: "gradient overflow detected, ignoring gradient"); its batches are consumed. A model with an auxiliary
+loss (:class:`models.ls.base.HasAuxLoss`, e.g. MoE balance) adds ``aux * n_tokens`` per micro-batch, so that
+it enters ``g`` once per token-weighted batch (fairseq ``moe_cross_entropy``).
+
+**No host sync.** The update's summed loss and nll (all-reduced over ranks) and its gradient norm stay on the
+device: the loop (:mod:`lsnmt.train.loop`) reads them at its next check, where its NaN guard stops a run before
+any checkpoint of a non-finite update is written. Only fp16 reads one flag per update (the scaler's overflow,
+which ``GradScaler.step`` reads anyway).
 
 The loss of a micro-batch comes from ``run.criterion(model, sample, label_smoothing, pad)``
 (default: one forward and label-smoothed cross entropy; Fuse Distillation registers a
@@ -32,8 +35,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,13 +45,17 @@ from torch import Tensor, nn
 from torch.nn.parallel import DistributedDataParallel
 
 from lsnmt.config import TrainConfig
-from lsnmt.train.batching import BatchStream, GlobalBatch, eval_batches, rank_share
-from lsnmt.train.corpus import Direction, Vocab, collate
+from lsnmt.train.batching import GlobalBatch, eval_batches
+from lsnmt.train.corpus import Direction, Sample, Vocab, collate
 from lsnmt.train.curve import Meters
 from lsnmt.train.dist import Dist
-from lsnmt.train.loss import LOG2, default_criterion, sequence_loss
+from lsnmt.train.feed import Feed, StepBatches
+from lsnmt.train.loop import Update
+from lsnmt.train.loss import LOG2, default_criterion, smoothed_cross_entropy
 from lsnmt.train.optim import inverse_sqrt_lr, set_lr
 from models.ls.base import Criterion, HasAuxLoss
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(eq=False)
@@ -61,11 +68,12 @@ class Run:
     model: nn.Module
     """The bare model (checkpoints, validation)."""
     net: nn.Module
-    """What the forward goes through: ``model`` or its DDP wrapper."""
+    """What the forward goes through: ``model``, its DDP wrapper, or either compiled (``train.compile``)."""
     optimizer: torch.optim.Optimizer
     scaler: torch.amp.GradScaler
-    train_dirs: list[Direction]
-    stream: BatchStream
+    feed: Feed
+    ddp: DistributedDataParallel | None = None
+    """The DDP wrapper inside ``net``, if any."""
     step: int = 0
     best_valid: float = math.inf
     meters: Meters = field(default_factory=Meters)
@@ -75,7 +83,7 @@ class Run:
     @property
     def manual_sync(self) -> bool:
         """Several ranks without a DDP wrapper: gradients are all-reduced once per update by :func:`sync_grads`."""
-        return self.dist.world_size > 1 and not isinstance(self.net, DistributedDataParallel)
+        return self.dist.world_size > 1 and self.ddp is None
 
     @property
     def amp_dtype(self) -> torch.dtype | None:
@@ -83,18 +91,6 @@ class Run:
         if self.dist.device.type != "cuda" or self.cfg.precision == "fp32":
             return None
         return torch.bfloat16 if self.cfg.precision == "bf16" else torch.float16
-
-
-@dataclass(frozen=True)
-class StepResult:
-    loss: float
-    """Summed label-smoothed loss over all ranks' micro-batches (nats)."""
-    nll: float
-    ntokens: int
-    lr: float
-    grad_norm: float
-    skipped: bool = False
-    """fp16 only: the gradients overflowed, the scaler skipped the update and lowered its scale."""
 
 
 def autocast(run: Run) -> contextlib.AbstractContextManager:
@@ -107,26 +103,21 @@ def batch_seed(seed: int, batch: GlobalBatch) -> int:
     return int(np.random.SeedSequence([seed, batch.epoch, batch.index]).generate_state(1, np.uint64)[0])
 
 
-def _micro(run: Run, batch: GlobalBatch, sync: bool) -> Tensor:
-    """Forward and backward of one micro-batch; returns (loss, nll, ntokens) as a float64 ``(3,)``."""
+def _micro(run: Run, batch: GlobalBatch, sample: Sample, scale: float, sync: bool) -> Tensor:
+    """Forward and backward of one micro-batch (its loss times ``scale``); returns (loss, nll) as float64 ``(2,)``
+    on the device."""
     torch.manual_seed(batch_seed(run.cfg.seed, batch))
-    sample = collate(run.train_dirs, batch.rows, run.vocab).to(run.dist.device)
+    sample = sample.to(run.dist.device)
     sample = dataclasses.replace(sample, langs=sample.langs.with_(progress=run.step / run.cfg.max_steps))
-    no_sync = run.net.no_sync() if isinstance(run.net, DistributedDataParallel) and not sync \
-        else contextlib.nullcontext()
+    no_sync = run.ddp.no_sync() if run.ddp is not None and not sync else contextlib.nullcontext()
     with no_sync:
         with autocast(run):
-            loss, nll, ntok = run.criterion(run.net, sample, run.cfg.label_smoothing, run.vocab.pad)
+            loss, nll, _ = run.criterion(run.net, sample, run.cfg.label_smoothing, run.vocab.pad)
             total = loss
             if isinstance(run.model, HasAuxLoss) and (aux := run.model.aux_loss()) is not None:
-                total = total + aux.float() * ntok
-        run.scaler.scale(total).backward()
-    return torch.stack([loss.detach().double(), nll.detach().double(),
-                        torch.tensor(float(ntok), dtype=torch.float64, device=loss.device)])
-
-
-def _grads(model: nn.Module) -> list[Tensor]:
-    return [p.grad for p in model.parameters() if p.grad is not None]
+                total = total + aux.float() * sample.ntokens
+        run.scaler.scale(total * scale).backward()
+    return torch.stack([loss.detach(), nll.detach()]).double()
 
 
 def sync_grads(run: Run) -> None:
@@ -144,34 +135,49 @@ def sync_grads(run: Run) -> None:
         offset += n
 
 
-def train_step(run: Run, batches: list[GlobalBatch]) -> StepResult:
-    """One update from this rank's ``batches``; raises ``FloatingPointError`` before touching the weights."""
-    run.net.train()
-    run.optimizer.zero_grad(set_to_none=True)
-    sums = sum(_micro(run, b, sync=i == len(batches) - 1) for i, b in enumerate(batches))
-    if run.manual_sync:
-        sync_grads(run)
-    loss, nll, ntokens = run.dist.all_reduce(sums).tolist()
-    update = run.step + 1
-    if not math.isfinite(loss) or not math.isfinite(nll):
-        raise FloatingPointError(f"step {update}: training loss is {loss / max(ntokens, 1) / LOG2} (non-finite); "
-                                 f"stopped before the update, no checkpoint written for it")
-    run.scaler.unscale_(run.optimizer)
-    torch._foreach_mul_(_grads(run.model), run.dist.world_size / max(ntokens, 1.0))
-    max_norm = run.cfg.clip_norm if run.cfg.clip_norm > 0 else math.inf
-    grad_norm = float(nn.utils.clip_grad_norm_(run.model.parameters(), max_norm))
-    if not math.isfinite(grad_norm) and not run.scaler.is_enabled():
-        raise FloatingPointError(f"step {update}: gradient norm is {grad_norm} (loss {loss / ntokens / LOG2:.3f}); "
-                                 f"stopped before the update, no checkpoint written for it")
-    lr = inverse_sqrt_lr(run.step, run.cfg)
-    set_lr(run.optimizer, lr)
-    scale = run.scaler.get_scale() if run.scaler.is_enabled() else 1.0
+def grad_norm(run: Run) -> Tensor:
+    """The global gradient norm (a device tensor), the gradients clipped to ``clip_norm`` when it is > 0."""
+    params = [p for p in run.model.parameters() if p.grad is not None]
+    if run.cfg.clip_norm > 0:
+        return nn.utils.clip_grad_norm_(params, run.cfg.clip_norm)
+    return nn.utils.get_total_norm([p.grad for p in params])  # type: ignore[misc]
+
+
+def _optimizer_step(run: Run) -> bool:
+    """Step the optimizer; returns ``True`` when the fp16 scaler skipped it (gradient overflow)."""
+    if not run.scaler.is_enabled():
+        run.optimizer.step()
+        return False
+    scale = run.scaler.get_scale()
     run.scaler.step(run.optimizer)  # skipped by the scaler on fp16 overflow
     run.scaler.update()
-    if run.scaler.is_enabled() and run.scaler.get_scale() < scale:  # not counted, as in fairseq
-        return StepResult(loss, nll, int(ntokens), lr, grad_norm, skipped=True)
-    run.step = update
-    return StepResult(loss, nll, int(ntokens), lr, grad_norm)
+    if run.scaler.get_scale() < scale:  # not counted, as in fairseq
+        log.info("step %d: fp16 gradient overflow, update skipped (loss scale %g)", run.step + 1,
+                 run.scaler.get_scale())
+        return True
+    return False
+
+
+def train_step(run: Run, step: StepBatches) -> Update:
+    """One update from this rank's share of the update's batches; ``run.step`` advances unless it was skipped."""
+    run.net.train()
+    run.optimizer.zero_grad(set_to_none=True)
+    scale = run.dist.world_size / max(step.ntokens, 1)
+    sums = torch.zeros(2, dtype=torch.float64, device=run.dist.device)
+    last = len(step.batches) - 1
+    for i, (batch, sample) in enumerate(zip(step.batches, step.samples, strict=True)):
+        sums += _micro(run, batch, sample, scale, sync=i == last)
+    if run.manual_sync:
+        sync_grads(run)
+    run.dist.all_reduce(sums)
+    run.scaler.unscale_(run.optimizer)
+    norm = grad_norm(run)
+    lr = inverse_sqrt_lr(run.step, run.cfg)
+    set_lr(run.optimizer, lr)
+    skipped = _optimizer_step(run)
+    if not skipped:
+        run.step += 1
+    return Update(loss=sums[0], nll=sums[1], ntokens=step.ntokens, lr=lr, grad_norm=norm, skipped=skipped)
 
 
 @dataclass(frozen=True, eq=False)
@@ -196,9 +202,9 @@ def validate(run: Run, plan: list[EvalSet]) -> dict[str, dict[str, float]]:
             sample = collate([es.direction], rows, run.vocab).to(run.dist.device)
             with autocast(run):
                 logits = run.model(sample.src_tokens, sample.prev_output_tokens, sample.langs)
-                loss, nll, ntok = sequence_loss(logits, sample.target, run.cfg.label_smoothing, run.vocab.pad)
-            sums[k] += torch.stack([loss.double(), nll.double(), torch.tensor(ntok, dtype=torch.float64,
-                                                                              device=loss.device)])
+                loss, nll = smoothed_cross_entropy(logits, sample.target, run.cfg.label_smoothing, run.vocab.pad)
+            sums[k, :2] += torch.stack([loss, nll]).double()
+            sums[k, 2] += sample.ntokens
     out = {}
     for es, (loss, nll, ntok) in zip(plan, run.dist.all_reduce(sums).tolist(), strict=True):
         out[es.direction.name] = {"loss": loss / max(ntok, 1) / LOG2, "nll": nll / max(ntok, 1) / LOG2,
@@ -209,10 +215,3 @@ def validate(run: Run, plan: list[EvalSet]) -> dict[str, dict[str, float]]:
 def mean_loss(results: dict[str, dict[str, float]]) -> float:
     """Unweighted mean over directions of the validation loss (each direction counts once)."""
     return sum(r["loss"] for r in results.values()) / len(results) if results else math.nan
-
-
-def iter_steps(run: Run, max_steps: int) -> Iterator[list[GlobalBatch]]:
-    """This rank's batches of each remaining update."""
-    per_step = run.cfg.update_freq * run.dist.world_size
-    while run.step < max_steps:
-        yield rank_share(run.stream.take(per_step), run.dist.rank, run.cfg.update_freq)

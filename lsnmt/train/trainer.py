@@ -24,6 +24,11 @@ SIGTERM (SLURM preemption, ``scancel``, the time limit) or SIGUSR1 asks the run 
 update in progress, all ranks agree on the step, rank 0 writes ``last.pt`` (not a ``step{N}.pt``, so
 that ``keep_last`` and checkpoint averaging see the same files as in an uninterrupted run) and
 :class:`Interrupted` is raised; the next call resumes from there, bit for bit on CPU.
+
+The updates run on the project's one loop, :func:`lsnmt.train.loop.run_updates` (logging, the curve, the NaN
+guard, validation, saves, the stop signals); this module gives it its hooks: the step
+(:func:`lsnmt.train.step.train_step` on the batches :class:`lsnmt.train.feed.Feed` builds ahead), validation
+and the checkpoint files. ``train.compile`` runs the forward through ``torch.compile``.
 """
 
 from __future__ import annotations
@@ -33,7 +38,6 @@ import json
 import logging
 import math
 import shutil
-import time
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
@@ -42,27 +46,31 @@ from typing import Any, Protocol
 import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
-from tqdm import tqdm
 
 from lsnmt.config import Experiment, ModelConfig
 from lsnmt.io import atomic_write, write_json
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.batching import BatchStream, Pool
 from lsnmt.train.corpus import Vocab, load_split
-from lsnmt.train.curve import Curve, log_line
+from lsnmt.train.curve import Curve
 from lsnmt.train.dist import Dist
-from lsnmt.train.loop import Interrupted, stop_requests
+from lsnmt.train.feed import Feed
+from lsnmt.train.loop import Interrupted, Job, Update, Validation, run_updates
 from lsnmt.train.loss import default_criterion
 from lsnmt.train.optim import build_optimizer
-from lsnmt.train.step import EvalSet, Run, eval_plan, iter_steps, mean_loss, train_step, validate
+from lsnmt.train.step import EvalSet, Run, eval_plan, mean_loss, train_step, validate
 from models.build import build_transformer
 from models.ls.base import Criterion
 
 log = logging.getLogger(__name__)
 
-NO_EFFECT = ("max_steps", "log_every", "validate_every", "save_every", "keep_last", "gpus_per_node", "nodes")
+__all__ = ["Interrupted", "ModelFactory", "fingerprint", "prepare_work_dir", "setup", "train", "wrap"]
+
+NO_EFFECT = ("max_steps", "log_every", "validate_every", "save_every", "keep_last", "gpus_per_node", "nodes",
+             "compile")
 """Training settings that do not change the weights of a given step: a run resumes across changes to them
-(``gpus_per_node`` and ``nodes`` enter the fingerprint as the number of ranks, which does change them)."""
+(``gpus_per_node`` and ``nodes`` enter the fingerprint as the number of ranks, which does change them;
+``compile`` changes the rounding of a step, not its maths)."""
 
 class ModelFactory(Protocol):
     """``models.build.build_transformer`` (with ``method``/``method_cfg`` bound, e.g. by ``functools.partial``)."""
@@ -114,8 +122,9 @@ def prepare_work_dir(work_dir: Path, config: dict[str, Any]) -> None:
     write_json(path, config)
 
 
-def _setup(exp: Experiment, bin_dir: Path, dist: Dist, factory: ModelFactory,
-           criterion: Criterion | None) -> tuple[Run, list[EvalSet]]:
+def setup(exp: Experiment, bin_dir: Path, dist: Dist, factory: ModelFactory,
+          criterion: Criterion | None) -> tuple[Run, list[EvalSet]]:
+    """The run's state before any update (model, fused AdamW, scaler, feed) and the validation plan."""
     cfg, vocab = exp.train, Vocab.load(bin_dir)
     train_dirs = load_split(bin_dir, "train", exp.data.train_pairs, vocab)
     supervised = set(exp.data.train_pairs)  # zero-shot directions are evaluated, never used to pick checkpoints
@@ -123,18 +132,29 @@ def _setup(exp: Experiment, bin_dir: Path, dist: Dist, factory: ModelFactory,
     torch.manual_seed(cfg.seed)
     model = factory(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
                     padding_idx=vocab.pad).to(dist.device)
-    optimizer = build_optimizer(model.parameters(), cfg, fused=dist.device.type == "cuda")
+    optimizer = build_optimizer(model.parameters(), cfg, fused=True)
     scaler = torch.amp.GradScaler("cuda", enabled=dist.device.type == "cuda" and cfg.precision == "fp16")
     stream = BatchStream(Pool.build(train_dirs, cfg, sampling_plan(bin_dir)), cfg, cfg.seed)
+    feed = Feed(stream, train_dirs, vocab, dist, cfg.update_freq)
     run = Run(cfg=cfg, vocab=vocab, dist=dist, model=model, net=model, optimizer=optimizer, scaler=scaler,
-              train_dirs=train_dirs, stream=stream, criterion=criterion or default_criterion)
+              feed=feed, criterion=criterion or default_criterion)
     return run, eval_plan(valid_dirs, cfg.max_tokens, dist, cfg.valid_max_sentences)
+
+
+def wrap(run: Run, criterion: Criterion | None) -> None:
+    """DDP around the model (several ranks, the default criterion), then ``torch.compile`` (``train.compile``)."""
+    if run.dist.world_size > 1 and criterion is None:
+        run.ddp = DistributedDataParallel(run.model, device_ids=[run.dist.device.index]
+                                          if run.dist.device.type == "cuda" else None, find_unused_parameters=True)
+        run.net = run.ddp
+    if run.cfg.compile:
+        run.net = torch.compile(run.net)  # type: ignore[assignment]
 
 
 def _state(run: Run, config: dict[str, Any]) -> dict[str, Any]:
     return {"model": run.model.state_dict(), "optimizer": run.optimizer.state_dict(),
             "scaler": run.scaler.state_dict() if run.scaler.is_enabled() else {}, "step": run.step,
-            "stream": run.stream.state_dict(), "best_valid": run.best_valid, "meters": run.meters.state_dict(),
+            "stream": run.feed.state_dict(), "best_valid": run.best_valid, "meters": run.meters.state_dict(),
             "rng": ckpt.rng_state(), "config": config}
 
 
@@ -147,10 +167,10 @@ def _resume(run: Run, last: Path) -> bool:
     if state["scaler"]:
         run.scaler.load_state_dict(state["scaler"])
     run.step, run.best_valid = int(state["step"]), float(state["best_valid"])
-    run.stream.load_state_dict(state["stream"])
+    run.feed.load_state_dict(state["stream"])
     run.meters.load_state_dict(state["meters"])
     ckpt.set_rng_state(state["rng"])
-    log.info("resumed from %s at step %d (epoch %d)", last, run.step, run.stream.epoch)
+    log.info("resumed from %s at step %d (epoch %d)", last, run.step, run.feed.epoch)
     return True
 
 
@@ -198,59 +218,33 @@ def _finish(run: Run, exp: Experiment, config: dict[str, Any], work_dir: Path, o
     return source
 
 
-def _stop_signal(run: Run, caught: list[int]) -> int:
-    """The signal every rank stops on (0: none); one scalar all-reduce per update when there are several ranks."""
-    if run.dist.world_size == 1:
-        return caught[0] if caught else 0
-    flag = torch.tensor([float(caught[0] if caught else 0)], device=run.dist.device)
-    torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
-    return int(flag.item())
+def _job(run: Run, plan: list[EvalSet], config: dict[str, Any], work_dir: Path,
+         valid: dict[str, dict[str, float]]) -> Job:
+    """The loop's hooks: the step, validation (``valid`` receives the last one's results) and the checkpoints."""
+    cfg = run.cfg
 
+    def update(_n: int) -> Update:
+        return train_step(run, run.feed.next())
 
-def _loop(run: Run, plan: list[EvalSet], curve: Curve | None, config: dict[str, Any], work_dir: Path,
-          caught: list[int]) -> dict:
-    cfg, main = run.cfg, run.dist.is_main
-    bar = tqdm(total=cfg.max_steps, initial=run.step, desc="train", unit="step", disable=None if main else True)
-    valid: dict[str, dict[str, float]] = {}
-    tokens, clock = 0, time.perf_counter()
-    for batches in iter_steps(run, cfg.max_steps):
-        res = train_step(run, batches)
-        if res.skipped:
-            log.info("step %d: fp16 gradient overflow, update skipped (loss scale %g)", run.step + 1,
-                     run.scaler.get_scale())
-            continue
-        run.meters.add(res.loss, res.nll, res.ntokens)
-        tokens += res.ntokens
-        bar.update(1)
-        final = run.step == cfg.max_steps
-        validating = bool(plan) and (final or run.step % cfg.validate_every == 0)
-        if validating:
-            valid = validate(run, plan)
-        mean = mean_loss(valid) if validating else None
-        improved = mean is not None and mean < run.best_valid
+    def validation(step: int) -> Validation:
+        valid.clear()
+        valid.update(validate(run, plan))
+        mean = mean_loss(valid)
+        improved = mean < run.best_valid
         if improved:
             run.best_valid = mean
-        if final or validating or run.step % cfg.log_every == 0:
-            loss, nll = run.meters.bits()
-            if main:
-                log.info(log_line(run.step, cfg.max_steps, loss, nll, res.lr, tokens / (time.perf_counter() - clock)))
-                if validating:
-                    log.info("valid step %d | loss %.3f | %s", run.step, mean,
-                             " | ".join(f"{k} {v['loss']:.3f}" for k, v in valid.items()))
-                curve.append(run.step, loss, nll, res.lr, mean)
-            run.meters.reset()
-            tokens, clock = 0, time.perf_counter()
-        periodic = final or run.step % cfg.save_every == 0
-        if main and (periodic or improved):
+        line = f"valid step {step} | loss {mean:.3f} | " + " | ".join(f"{k} {v['loss']:.3f}" for k, v in valid.items())
+        return Validation(mean, improved, line)
+
+    def save(_step: int, *, periodic: bool, improved: bool) -> None:
+        if periodic or improved:
             _save(run, config, work_dir, periodic=periodic, improved=improved)
-        if not final and (signum := _stop_signal(run, caught)):
-            if main and not periodic:
-                ckpt.save(work_dir / "last.pt", _state(run, config))
-            run.dist.barrier()
-            bar.close()
-            raise Interrupted(signum, run.step)
-    bar.close()
-    return valid
+        else:  # a stop: last.pt only, so that keep_last and averaging see an uninterrupted run's step files
+            ckpt.save(work_dir / "last.pt", _state(run, config))
+
+    return Job(name="train", total=cfg.max_steps, log_every=cfg.log_every, save_every=cfg.save_every,
+               update=update, save=save, validate=validation if plan else None, validate_every=cfg.validate_every,
+               logger=log, is_main=run.dist.is_main, agree=run.dist.agree, barrier=run.dist.barrier)
 
 
 def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
@@ -272,22 +266,23 @@ def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
         raise ValueError(f"train.max_steps must be >= 1, got {exp.train.max_steps}")
     dist = Dist.from_env()
     try:
-        run, plan = _setup(exp, bin_dir, dist, model_factory, criterion)
+        run, plan = setup(exp, bin_dir, dist, model_factory, criterion)
         config = _config(exp, run.vocab, fingerprint(exp, bin_dir, method), method)
         if dist.is_main:
             prepare_work_dir(work_dir, config)
         dist.barrier()
         resumed = _resume(run, work_dir / "last.pt")
-        if dist.world_size > 1 and criterion is None:
-            run.net = DistributedDataParallel(run.model, device_ids=[dist.device.index] if dist.device.type == "cuda"
-                                              else None, find_unused_parameters=True)
+        wrap(run, criterion)
         curve = Curve(work_dir / "curve.tsv", run.step if resumed else None) if dist.is_main else None
-        with stop_requests() as caught:
-            valid = _loop(run, plan, curve, config, work_dir, caught)
+        valid: dict[str, dict[str, float]] = {}
+        try:
+            run_updates(_job(run, plan, config, work_dir, valid), run.step, run.meters, curve)
+        finally:
+            run.feed.close()
         source = _finish(run, exp, config, work_dir, out_dir) if dist.is_main else ""
         dist.barrier()
         best = run.best_valid if math.isfinite(run.best_valid) else None
-        return {"step": run.step, "epoch": run.stream.epoch, "best_valid": best, "valid": valid, "source": source,
-                "skipped_sentences": int((~run.stream.pool.keep).sum())}
+        return {"step": run.step, "epoch": run.feed.epoch, "best_valid": best, "valid": valid, "source": source,
+                "skipped_sentences": int((~run.feed.stream.pool.keep).sum())}
     finally:
         dist.close()

@@ -168,13 +168,14 @@ def train_lm(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path,
         nll, ntok, lr = _update(model, opt, blocks, job, meta["pad"], n, device)
         return Update(loss=nll, nll=nll, ntokens=ntok, lr=lr)
 
-    def save(n: int) -> None:
+    def save(n: int, *, periodic: bool, improved: bool) -> None:
+        del periodic, improved  # every save (periodic or a stop's) writes last.pt
         ckpt.save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": n,
                          "stream": stream.state_dict(), "meters": meters.state_dict(), "rng": ckpt.rng_state(),
                          "config": config})
 
     step = run_updates(Job(name=job.name, total=cfg.updates, log_every=cfg.log_every, save_every=cfg.save_every,
-                           update=update, save=save), step, meters, curve)
+                           update=update, save=save, logger=log), step, meters, curve)
     info = {"job": job.name, "updates": step, "batch_tokens": job.batch_tokens,
             "tokens_seen": step * job.batch_tokens, "init": config["init"], "data": job.selection.summary(lm_dir)}
     with atomic_dir(out_dir) as tmp:

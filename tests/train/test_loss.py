@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from lsnmt.train.loss import label_smoothed_nll_loss, sequence_loss
+from lsnmt.train.loss import label_smoothed_nll_loss, sequence_loss, smoothed_cross_entropy
 
 PAD = 1
 
@@ -47,3 +47,21 @@ def test_padding_contributes_nothing() -> None:
     loss.backward()
     assert n == 2
     assert torch.all(logits.grad[0, 2:] == 0)
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.1])
+def test_fused_form_matches_autograd_of_the_reference(eps: float) -> None:
+    """The fused loss, nll and their gradient (any mix of the two) equal fairseq's form on ``log_softmax``."""
+    torch.manual_seed(1)
+    logits = torch.randn(3, 6, 50, dtype=torch.float64, requires_grad=True)
+    target = torch.randint(2, 50, (3, 6))
+    target[1, 2:] = PAD
+    loss, nll = smoothed_cross_entropy(logits, target, eps, PAD)
+    (0.7 * loss + 0.3 * nll).backward()
+    fused = logits.grad.clone()
+    logits.grad = None
+    ref_loss, ref_nll, _ = label_smoothed_nll_loss(logits.log_softmax(-1), target, eps, PAD)
+    (0.7 * ref_loss + 0.3 * ref_nll).backward()
+    torch.testing.assert_close((loss, nll), (ref_loss.float(), ref_nll.float()), rtol=1e-6, atol=1e-5)
+    torch.testing.assert_close(fused, logits.grad, rtol=1e-5, atol=1e-6)
+    assert torch.all(fused[1, 2:] == 0)

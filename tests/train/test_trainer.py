@@ -167,3 +167,20 @@ def test_aux_loss_enters_the_gradient_once_per_update(bin_dir: Path, tmp_path: P
     plain = first_moment_as_gradient(tmp_path / "plain/work/step1.pt", beta1)[0]  # the shared embedding
     aux = first_moment_as_gradient(tmp_path / "aux/work/step1.pt", beta1)[0]
     torch.testing.assert_close(aux - plain, torch.full_like(plain, 0.25), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("on", [False, True])
+def test_compile_option_wraps_the_forward(bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          on: bool) -> None:
+    """``train.compile`` hands the model to ``torch.compile`` (replaced here by a recorder: compiling is slow on a
+    CPU) and trains through what it returns; the checkpoints hold the bare model's keys."""
+    compiled: list[nn.Module] = []
+
+    def record(module: nn.Module) -> nn.Module:
+        compiled.append(module)
+        return module
+
+    monkeypatch.setattr(torch, "compile", record)
+    result = run(bin_dir, tmp_path, max_steps=2, compile=on)
+    assert result["step"] == 2 and len(compiled) == int(on)
+    assert all(not k.startswith("_orig_mod") for k in weights(tmp_path / "work/last.pt"))
