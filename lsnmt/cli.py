@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from lsnmt.config import Experiment, Params
-from lsnmt.io import DataError
+from lsnmt.io import DataError, Interrupted
 from lsnmt.typed import ConfigError
 
 
@@ -52,8 +52,6 @@ def stage_args(name: str, argv: list[str] | None = None, **extra: str) -> tuple[
 def guarded(name: str, call) -> None:
     """Run ``call()``; bad data or a diverged run is logged as one clear line and exits 1, a run stopped by
     SIGTERM / SIGUSR1 (its state saved: ``lsnmt.train.loop``) exits ``128 + signal``."""
-    from lsnmt.train.loop import Interrupted
-
     try:
         call()
     except (DataError, FloatingPointError) as exc:

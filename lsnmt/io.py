@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,18 @@ from typing import IO, Any
 
 class DataError(ValueError):
     """Bad input data: the message names the file (and line) at fault."""
+
+
+class Interrupted(RuntimeError):
+    """Training stopped on a signal after saving ``last.pt``; running again resumes (``lsnmt.train.loop``; a stage
+    exits ``128 + signal``: ``lsnmt.cli.guarded``)."""
+
+    def __init__(self, signum: int, step: int) -> None:
+        super().__init__(
+            f"stopped by {signal.Signals(signum).name} after update {step}; "
+            "checkpoint saved, the next run resumes from it"
+        )
+        self.signum, self.step = signum, step
 
 
 def umask() -> int:

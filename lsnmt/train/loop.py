@@ -44,6 +44,7 @@ import torch
 from torch import Tensor
 from tqdm import tqdm
 
+from lsnmt.io import Interrupted
 from lsnmt.train.curve import Curve, Meters, log_line
 from lsnmt.train.loss import LOG2
 
@@ -51,17 +52,6 @@ log = logging.getLogger(__name__)
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
 """Signals that make a run save its state and stop (SLURM sends SIGTERM before it kills a job)."""
-
-
-class Interrupted(RuntimeError):
-    """Training stopped on a signal after saving ``last.pt``; running again resumes."""
-
-    def __init__(self, signum: int, step: int) -> None:
-        super().__init__(
-            f"stopped by {signal.Signals(signum).name} after update {step}; "
-            "checkpoint saved, the next run resumes from it"
-        )
-        self.signum, self.step = signum, step
 
 
 @contextmanager
