@@ -34,7 +34,15 @@ class CLMConfig:
     smoothing: float = 0.05
     """``a`` of Eq. 1 (App. B: 0.05)."""
     top_w: int | None = None
-    """Eval mode only: keep the ``w`` largest proportions per token, renormalised (Sec. 5.4); ``None``: all."""
+    """Eval mode only: keep the ``w`` largest proportions per token (Sec. 5.4, ``models/ls/clm.py``); ``None``: all."""
+    top_w_renormalise: bool = True
+    """Sec. 5.4 says only "selecting the top-w important features ... and pruning others": the kept proportions
+    are renormalised to sum 1 (``True``, our choice: the mix stays a convex combination as in Eq. 2) or kept as
+    they are (``False``)."""
+    sweep_top_w: tuple[int, ...] = ()
+    """Figure 4 (Sec. 5.4): the same trained model decoded again with each ``top_w`` listed, as the extra systems
+    ``<method>_w<w>`` (``lsnmt.methods.systems``, decoded by the translate stage). Decoding only: training
+    ignores it. ``()``: no sweep."""
     position: Literal["after", "inside"] = "after"
     """``after``: ``z = LN(y + y~)`` on the sublayer block's output ``y`` (post-norm: after its LayerNorm),
     a plug-in module between blocks (Sec. 3.3). ``inside``: on the sublayer's output ``f(x)`` before the
@@ -50,3 +58,12 @@ class CLMConfig:
             raise FieldError("smoothing", f"must be in [0, 1), got {self.smoothing}")
         if self.top_w is not None and not 1 <= self.top_w <= self.features:
             raise FieldError("top_w", f"must be in [1, features={self.features}], got {self.top_w}")
+        for i, w in enumerate(self.sweep_top_w):
+            if not 1 <= w <= self.features:
+                raise FieldError(f"sweep_top_w[{i}]", f"must be in [1, features={self.features}], got {w}")
+            if i and w <= self.sweep_top_w[i - 1]:
+                raise FieldError(f"sweep_top_w[{i}]", f"must be increasing, got {w} after {self.sweep_top_w[i - 1]}")
+        gated = {self.encoder, self.decoder} & {"sclm", "mclm"}
+        if (self.top_w is not None or self.sweep_top_w) and not gated:
+            raise FieldError("sweep_top_w" if self.sweep_top_w else "top_w",
+                             "needs a side with proportions (encoder or decoder sclm / mclm); the LS ablation has none")

@@ -18,8 +18,13 @@ sublayer its own ``P``. sCLM: one ``P`` for all pairs; mCLM: one per pair (``key
 LS ablation (``ls``): no gate, ``h~ = h W_key`` with one ``d x d`` map per key, one set per side (Table 3:
 "makes the linear transformations language-specific ... keep the number of features and languages the same").
 
-Sparsity (Sec. 5.4): in eval mode ``top_w`` keeps each token's ``w`` largest proportions, renormalised to
-sum 1. Efficiency: ``h [W_1 … W_k]`` is one ``d x (k d)`` matmul, then a batched ``(k) x (k, d)`` weighted sum.
+Sparsity (Sec. 5.4, Figure 4), an inference-time option: with ``T_w(h)`` the indices of the ``w`` largest
+``P_j(h)``, ``P^w_j(h) = P_j(h) [j in T_w(h)] / sum_{i in T_w(h)} P_i(h)`` (``top_w_renormalise``, our choice:
+the paper says only "selecting the top-w important features ... and pruning others"; unrenormalised, the
+denominator is 1), and ``h~ = sum_j (h W_j) P^w_j(h)``. ``w = k`` is Eq. 2 itself (``sum_j P_j = 1``), computed
+unchanged. Only in eval mode: training always mixes every feature. Figure 4 is a decoding sweep of one trained
+sCLM (``sweep_top_w``, ``lsnmt.methods.systems``).
+Efficiency: ``h [W_1 … W_k]`` is one ``d x (k d)`` matmul, then a batched ``(k) x (k, d)`` weighted sum.
 
 Choices the paper leaves open (all config fields, defaults below): where the module sits relative to the
 sublayer's own residual block (``position``), initialisation (``init``), no bias in ``W_j``/``P`` (Eq. 1-2
@@ -75,20 +80,25 @@ class Proportions(nn.Module):
         return (1.0 - self.smoothing) * logits.softmax(-1) + self.smoothing / self.features
 
 
-def top_w(p: Tensor, w: int) -> Tensor:
-    """Keep the ``w`` largest entries of each ``p[..., :]``, renormalised to sum 1 (Sec. 5.4)."""
-    kept = torch.zeros_like(p).scatter(-1, p.topk(w, dim=-1).indices, p.topk(w, dim=-1).values)
-    return kept / kept.sum(-1, keepdim=True)
+def top_w(p: Tensor, w: int, renormalise: bool = True) -> Tensor:
+    """``P^w``: the ``w`` largest entries of each ``p[..., :]``, the others 0, renormalised to sum 1 unless
+    ``renormalise`` is off (Sec. 5.4; module docstring). ``w >= k`` returns ``p`` itself: nothing is pruned."""
+    if w >= p.size(-1):
+        return p
+    kept = p.topk(w, dim=-1)
+    sparse = torch.zeros_like(p).scatter(-1, kept.indices, kept.values)
+    return sparse / kept.values.sum(-1, keepdim=True) if renormalise else sparse
 
 
 class CLMModule(nn.Module):
     """``z = LN(h + h~)`` (Eq. 3) with ``h~`` from a shared bank (s/mCLM, Eq. 2) or a keyed map (LS)."""
 
     def __init__(self, bank: nn.Module, proportions: Proportions | None, *, dim: int, key: Key,
-                 num_languages: int, pivot: int, top_w: int | None) -> None:
+                 num_languages: int, pivot: int, top_w: int | None, renormalise: bool = True) -> None:
         super().__init__()
         self.bank, self.proportions, self.norm = bank, proportions, nn.LayerNorm(dim)
-        self.key, self.num_languages, self.pivot, self.top_w = key, num_languages, pivot, top_w
+        self.key, self.num_languages, self.pivot = key, num_languages, pivot
+        self.top_w, self.renormalise = top_w, renormalise
 
     def _ids(self, langs: LangContext) -> int | Tensor:
         return key_ids(self.key, langs, self.num_languages, self.pivot)
@@ -100,7 +110,7 @@ class CLMModule(nn.Module):
             return self.norm(h + keyed_matmul(h, self.bank.weight, ids))
         p = self.proportions(h, ids)  # (B, T, k)
         if self.top_w is not None and not self.training:
-            p = top_w(p, self.top_w)
+            p = top_w(p, self.top_w, self.renormalise)
         mixed = (p.unsqueeze(-2) @ self.bank(h)).squeeze(-2)  # (B, T, 1, k) @ (B, T, k, d) -> (B, T, d)
         return self.norm(h + mixed)
 
@@ -200,7 +210,7 @@ def build(cfg: CLMConfig, defaults: Factories) -> Factories:
         layer_p = props()
         return {n: CLMModule(banks[spec.side], layer_p if cfg.proportion_per == "layer" else props(),
                              dim=spec.embed_dim, key=cfg.key, num_languages=spec.num_languages, pivot=cfg.pivot,
-                             top_w=cfg.top_w) for n in names}
+                             top_w=cfg.top_w, renormalise=cfg.top_w_renormalise) for n in names}
 
     def encoder_layer(spec: LayerSpec, f: Factories) -> nn.Module:
         mix = mixers(spec, ("self", "ffn"))

@@ -103,6 +103,52 @@ def test_top_w_keeps_exactly_w_renormalised(w: int) -> None:
     assert not torch.allclose(m(h, langs), m.norm(h + mixed))  # training: every feature
 
 
+def _logits(model: torch.nn.Module) -> torch.Tensor:
+    torch.manual_seed(1)
+    src, prev = torch.randint(3, 13, (2, 6)), torch.randint(3, 13, (2, 5))
+    return model(src, prev, LangContext.single(0, 1, 2))
+
+
+def test_top_w_of_all_features_is_the_unsparsified_model_exactly() -> None:
+    """Sec. 5.4 with ``w = k``: nothing pruned, Eq. 2 itself; the sweep's point ``w = k`` is the trained model."""
+    full = _model()
+    same = _model(top_w=5)
+    same.load_state_dict(full.state_dict())
+    assert torch.equal(_logits(same), _logits(full))
+    p = torch.softmax(torch.randn(3, 4, 5), -1)
+    assert top_w(p, 5) is p and top_w(p, 5, renormalise=False) is p
+    pruned = _model(top_w=2)
+    pruned.load_state_dict(full.state_dict())
+    assert not torch.allclose(_logits(pruned), _logits(full))  # a small w changes the output
+
+
+@pytest.mark.parametrize("renormalise", [True, False])
+def test_top_1_mixes_only_each_tokens_largest_feature(renormalise: bool) -> None:
+    """``w = 1``: ``h~ = h W_j* P^1_j*`` with ``j* = argmax_j P_j(h)``; ``P^1_j* = 1`` renormalised, else ``P_j*``."""
+    m = _modules(_model(top_w=1, top_w_renormalise=renormalise))[0]
+    assert m.proportions is not None
+    h, langs = torch.randn(2, 3, 16), LangContext.single(0, 1, 2)
+    p = m.proportions(h, 0)  # (B, T, k)
+    best = p.argmax(-1)  # (B, T)
+    W = m.bank.weight[:, best, :].permute(1, 2, 0, 3)  # (d, B, T, d) -> (B, T, d, d)
+    weight = torch.ones_like(best, dtype=h.dtype) if renormalise else p.gather(-1, best.unsqueeze(-1)).squeeze(-1)
+    mixed = (h.unsqueeze(-2) @ W).squeeze(-2) * weight.unsqueeze(-1)  # (B, T, d)
+    torch.testing.assert_close(m(h, langs), m.norm(h + mixed))
+
+
+@pytest.mark.parametrize(("kw", "message"), [
+    ({"sweep_top_w": (2, 6)}, "sweep_top_w[1]: must be in [1, features=5], got 6"),
+    ({"sweep_top_w": (2, 2)}, "sweep_top_w[1]: must be increasing, got 2 after 2"),
+    ({"sweep_top_w": (1,), "encoder": "ls", "decoder": "ls"}, "sweep_top_w: needs a side with proportions"),
+])
+def test_sweep_top_w_is_checked(kw: dict, message: str) -> None:
+    from lsnmt.typed import FieldError
+
+    with pytest.raises(FieldError) as info:
+        CLMConfig(features=5, **kw)
+    assert message in str(info.value)
+
+
 def test_ls_ablation_uses_one_map_per_key_and_no_gate() -> None:
     m = _modules(_model(encoder="ls", decoder="ls", key="tgt"))[0]
     assert m.proportions is None and m.bank.weight.shape == (3, 16, 16)
