@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from lsnmt.typed import ConfigError, FieldError, build
+from models.config.clm import CLMConfig
 from models.config.kinds import KINDS
 from models.config.lsl import LSLSearchConfig
 from models.config.lsl import model as search_model
@@ -32,6 +33,15 @@ def searches(exp: Experiment, exp_name: str | None = None) -> dict[str, Any]:
 def _other_routes(kind: str, cfg: Any) -> list[str]:
     """The routes of ``kind`` other than ``cfg``'s configured one (decoded as ``<name>_<route>``)."""
     return [r for r in KINDS[kind].routes if r != cfg.route]
+
+
+def _extra_systems(kind: str, cfg: Any) -> dict[str, str]:
+    """``{suffix: what it is}`` of the systems decoded from a method's training besides the method itself
+    (``lsnmt.methods.systems``): ``_<route>`` per other route, ``_w<w>`` per top-w sweep point (CLM Figure 4)."""
+    out = {f"_{r}": f"the {r} route" for r in _other_routes(kind, cfg)}
+    out.update({f"_w{w}": f"the top-{w} sparsity decoding" for w in (cfg.sweep_top_w if isinstance(cfg, CLMConfig)
+                                                                        else ())})
+    return out
 
 
 def typed_entry(entry: Any, path: str) -> tuple[str, Any]:
@@ -97,9 +107,9 @@ def _check_claim(exp: Experiment, exp_name: str) -> None:
         _check_shape(KINDS[kind].model, cfg, dataclasses.replace(exp, model=exp.claim.model), path)
         if getattr(cfg, "architecture", None) is not None:
             raise ConfigError(f"{path}.architecture: the claim stage runs no search: give the layout (src, tgt)")
-        for route in _other_routes(kind, cfg):
-            if f"{name}_{route}" in exp.claim.methods:
-                raise ConfigError(f"experiments.{exp_name}.claim.methods.{name}_{route}: is the {route} route of "
+        for suffix, what in _extra_systems(kind, cfg).items():
+            if f"{name}{suffix}" in exp.claim.methods:
+                raise ConfigError(f"experiments.{exp_name}.claim.methods.{name}{suffix}: is {what} of "
                                   f"{name!r}, decoded from the same training: remove it")
 
 
@@ -115,12 +125,13 @@ def _check_shape(shape: Any, cfg: Any, exp: Experiment, path: str) -> None:
 
 
 def _check_route_names(exp: Experiment, exp_name: str, name: str, kind: str, cfg: Any) -> None:
-    """The system of another route of ``name`` (``<name>_<route>``) is no method of its own."""
-    for route in _other_routes(kind, cfg):
-        other = f"{name}_{route}"
+    """The system of another route (``<name>_<route>``) or of a top-w sweep point (``<name>_w<w>``) of ``name``
+    is no method of its own."""
+    for suffix, what in _extra_systems(kind, cfg).items():
+        other = f"{name}{suffix}"
         if other in exp.method_cfg:
-            raise ConfigError(f"experiments.{exp_name}.method_cfg.{other}: is the {route} route of {name!r}, which "
-                              f"is trained once and decoded through both routes: remove {other!r}")
+            raise ConfigError(f"experiments.{exp_name}.method_cfg.{other}: is {what} of {name!r}, which is trained "
+                              f"once and decoded as each of its systems: remove {other!r}")
 
 
 def _check_lists(params: Params, exp_name: str) -> None:

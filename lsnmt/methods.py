@@ -20,6 +20,11 @@ translate@<method> decodes every route of :func:`routes`, and evaluate scores ea
 through the other (``fd`` / ``fd_ls``, ``lms_fd_d16`` / ``lms_fd_d16_ls``). The other route's hypotheses lie in
 a subfolder of the method's translate folder, ``translate/<method>/<route>/`` (:meth:`System.hyp_dir`), so both
 front ends keep one train and one translate job per method and declare nothing new.
+
+One model, a sparsity sweep: a CLM method with ``sweep_top_w: [w, …]`` (CLM Sec. 5.4, Figure 4) is also decoded
+with only its ``w`` largest feature proportions per token, from the same ``model.pt``: one more system
+``<method>_w<w>`` per ``w`` (:attr:`System.top_w`), hypotheses in ``translate/<method>/w<w>/``, decoded by
+``translate@<method>`` and scored by evaluate like any system.
 """
 
 from __future__ import annotations
@@ -36,13 +41,14 @@ from lsnmt.io import DataError
 from lsnmt.method_schema import NAIVE, task_entry, typed_entry
 from lsnmt.typed import ConfigError, to_dict
 from models.config import kinds
+from models.config.clm import CLMConfig
 from models.config.model import resolve_dims
 
 if TYPE_CHECKING:
     from lsnmt.config import Experiment
 
 __all__ = ["NAIVE", "System", "bind", "record", "resolve", "resolve_system", "resolve_task", "routes", "search_dir",
-           "systems", "task_entry", "typed_entry", "with_route"]
+           "sweep_top_w", "systems", "task_entry", "typed_entry", "with_route", "with_top_w"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,11 +61,14 @@ class System:
     """The trained method (``train@<method>``, ``translate@<method>``)."""
     route: str | None = None
     """``None``: the method's configured route (the primary); else the route decoded instead."""
+    top_w: int | None = None
+    """``None``: the method's own ``top_w``; else the CLM sparsity ``w`` decoded instead (``sweep_top_w``)."""
 
     @property
     def subdir(self) -> str:
-        """Where in the method's translate folder its hypotheses lie: ``""`` (primary) or ``<route>``."""
-        return self.route or ""
+        """Where in the method's translate folder its hypotheses lie: ``""`` (primary), ``<route>`` or
+        ``w<w>`` (a top-w sweep point)."""
+        return self.route or ("" if self.top_w is None else f"w{self.top_w}")
 
     def hyp_dir(self, results_dir: Path, test_set: str = PRIMARY_TEST) -> Path:
         """``{results_dir}/translate/<method>``, or its subfolder ``<route>`` for another route; a test set other
@@ -105,17 +114,34 @@ def with_route(kind: str | None, cfg: Any, route: str | None) -> Any:
     return dataclasses.replace(cfg, route=route)
 
 
+def sweep_top_w(cfg: Any) -> tuple[int, ...]:
+    """The top-w sparsity sweep of a method's config (``CLMConfig.sweep_top_w``); ``()`` for other kinds."""
+    return cfg.sweep_top_w if isinstance(cfg, CLMConfig) else ()
+
+
+def with_top_w(cfg: Any, w: int | None) -> Any:
+    """``cfg`` decoding with only the ``w`` largest CLM feature proportions (``None``: as configured)."""
+    if w is None:
+        return cfg
+    if not isinstance(cfg, CLMConfig):
+        raise ValueError(f"top_w {w}: only a CLM model mixes features (got {type(cfg).__name__})")
+    return dataclasses.replace(cfg, top_w=w)
+
+
 def systems(exp: Experiment, name: str) -> tuple[System, ...]:
     """The systems of trained method ``name``: the method through its configured route, then
-    ``<name>_<route>`` through each other route (module docstring)."""
-    others = routes(*resolve(exp, name))[1:]
-    return (System(name=name, method=name), *(System(name=f"{name}_{r}", method=name, route=r) for r in others))
+    ``<name>_<route>`` through each other route, then ``<name>_w<w>`` for each ``w`` of its top-w sweep
+    (module docstring)."""
+    kind, cfg = resolve(exp, name)
+    return (System(name=name, method=name),
+            *(System(name=f"{name}_{r}", method=name, route=r) for r in routes(kind, cfg)[1:]),
+            *(System(name=f"{name}_w{w}", method=name, top_w=w) for w in sweep_top_w(cfg)))
 
 
 def resolve_system(exp: Experiment, system: System) -> tuple[str | None, Any]:
-    """``(kind, typed config)`` that decodes ``system``: its method's, through its route."""
+    """``(kind, typed config)`` that decodes ``system``: its method's, through its route, with its top-w."""
     kind, cfg = resolve(exp, system.method)
-    return kind, with_route(kind, cfg, system.route)
+    return kind, with_top_w(with_route(kind, cfg, system.route), system.top_w)
 
 
 def search_dir(exp_name: str, search: str, results: Path = Path("results")) -> Path:

@@ -57,3 +57,29 @@ def test_code_deps_follow_every_import(tmp_path: Path) -> None:
     assert module_files("stages.x", tmp_path) == ("lsnmt/__init__.py", "lsnmt/a.py", "lsnmt/b.py",
                                                   "models/__init__.py", "models/m.py", "stages/__init__.py",
                                                   "stages/x.py")
+
+
+def test_translate_plans_every_system_of_a_method_with_a_top_w_sweep() -> None:
+    """CLM Figure 4: translate@sclm (one job per method in both front ends) writes every sweep point's hypotheses
+    under its declared folder, tracks the method's entry (editing ``sweep_top_w`` reruns it), and evaluate reads the
+    folder; so no extra job is needed and none is missed (``snakemake -n`` sweeps: tests/test_experiments.py)."""
+    import yaml
+
+    from lsnmt import methods
+    from lsnmt.config import Params
+    from lsnmt.graph.table import BY_NAME
+
+    loaded = Params.load(ROOT / "params.yaml")
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))["experiments"]
+    translate, evaluate = BY_NAME["translate"], BY_NAME["evaluate"]
+    swept = {(e, m) for e, exp in loaded.experiments.items() for m in loaded.jobs_of(e, "methods")
+             if methods.sweep_top_w(methods.resolve(exp, m)[1])}
+    assert {("opus100_clm_enxx", "sclm"), ("opus100_clm_xxen", "sclm")} <= swept
+    for e, m in swept:
+        (out,) = (Path(o.path.format(exp=e, method=m)) for o in translate.outs)
+        sweep = [s for s in methods.systems(loaded.get(e), m) if s.top_w is not None]
+        assert len(sweep) == len(raw[e]["method_cfg"][m]["sweep_top_w"])
+        assert all(s.hyp_dir(Path("results") / e).parent == out for s in sweep)
+        job = {k: f(dict(exp=e, method=m)) for k, f in params("translate", raw, lambda x, k: [], e).items()}
+        assert job["method_cfg"]["sweep_top_w"] == [s.top_w for s in sweep]  # Snakemake's rerun trigger
+        assert "method_cfg.{method}" in translate.params and "results/{exp}/translate" in evaluate.deps

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,33 @@ def test_naive_has_its_own_entry(tmp_path: Path) -> None:
     assert "methods[0]: 'naive' is not a key of experiments.default.method_cfg" in msg and "naive: {kind: naive}" in msg
     msg = _error(tmp_path, lambda r: r["experiments"]["default"]["method_cfg"].__setitem__("naive", {"kind": "lms"}))
     assert "method_cfg.naive: `naive` is the plain model" in msg
+
+
+def test_a_top_w_sweep_is_one_system_per_w_decoded_from_the_same_training(tmp_path: Path) -> None:
+    """CLM Figure 4 (Sec. 5.4): ``sweep_top_w`` decodes the trained sCLM again with each ``w``, as the systems
+    ``<name>_w<w>`` in ``translate/<name>/w<w>/``; a method_cfg entry of that name would be a second training."""
+    from models.ls.clm import CLMConfig
+
+    params = Params.load(ROOT / "params.yaml")
+    for name in ("opus100_clm_enxx", "opus100_clm_xxen"):
+        exp = params.get(name)
+        ws = methods.resolve(exp, "sclm")[1].sweep_top_w
+        assert ws and ws[-1] < methods.resolve(exp, "sclm")[1].features
+        got = methods.systems(exp, "sclm")
+        assert [s.name for s in got] == ["sclm", *(f"sclm_w{w}" for w in ws)]
+        assert [s.top_w for s in got] == [None, *ws] and all(s.method == "sclm" and s.route is None for s in got)
+        kind, cfg = methods.resolve_system(exp, got[1])
+        assert kind == "clm" and cfg == dataclasses.replace(methods.resolve(exp, "sclm")[1], top_w=ws[0])
+        assert got[1].hyp_dir(Path("r")) == Path(f"r/translate/sclm/w{ws[0]}")
+        assert got[1].hyp_dir(Path("r"), "test.x") == Path(f"r/translate/sclm/w{ws[0]}/test.x")
+    exp = params.get("opus100_clm_enxx")
+    assert [s.name for s in methods.systems(exp, "sclm_k94")] == ["sclm_k94"]  # no sweep: one system
+    with pytest.raises(ValueError, match="only a CLM model"):
+        methods.with_top_w(LMSConfig(rank=2), 1)
+    assert methods.with_top_w(CLMConfig(features=4), None) == CLMConfig(features=4)
+    msg = _error(tmp_path, lambda r: r["experiments"]["opus100_clm_enxx"]["method_cfg"].__setitem__(
+        "sclm_w14", {"kind": "clm", "features": 14, "key": "xx"}))
+    assert "experiments.opus100_clm_enxx.method_cfg.sclm_w14: is the top-14 sparsity decoding of 'sclm'" in msg
+    msg = _error(tmp_path, lambda r: r["experiments"]["opus100_clm_enxx"]["method_cfg"]["sclm"].__setitem__(
+        "sweep_top_w", [4, 300]))
+    assert "experiments.opus100_clm_enxx.method_cfg.sclm.sweep_top_w[1]: must be in [1, features=280], got 300" in msg

@@ -57,7 +57,7 @@ def decode(exp: Experiment, method: str, model_path: Path, bin_dir: Path) -> dic
     tests = load_split(bin_dir, "test", exp.data.train_pairs, vocab)
     out = {}
     for system in methods.systems(exp, method):
-        model = load_model(exp, method, model_path, vocab, route=system.route)
+        model = load_model(exp, method, model_path, vocab, route=system.route, top_w=system.top_w)
         with torch.inference_mode():
             out[system.name] = {d.name: [words(h) for h in translate_direction(model, d, exp, vocab,
                                                                                 torch.device("cpu"))] for d in tests}
@@ -67,12 +67,12 @@ def decode(exp: Experiment, method: str, model_path: Path, bin_dir: Path) -> dic
 def param_counts(exp: Experiment, method: str, vocab: Vocab) -> dict[str, dict[str, int]]:
     """``{system: {"total", "shared"}}``: all trained parameters, and those every tested direction uses through
     the system's route (``lsnmt.accounting.shared_params``)."""
-    kind, cfg = methods.resolve(exp, method)
+    kind = methods.resolve(exp, method)[0]
     pairs = [(vocab.lang_id(s), vocab.lang_id(t)) for s, t in exp.data.train_pairs]
     out = {}
     for system in methods.systems(exp, method):
         model = build_transformer(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
-                                  padding_idx=vocab.pad, method=kind, method_cfg=methods.with_route(kind, cfg,
-                                                                                                    system.route))
+                                  padding_idx=vocab.pad, method=kind,
+                                  method_cfg=methods.resolve_system(exp, system)[1])
         out[system.name] = {"total": train_params(model), "shared": shared_params(model, pairs)}
     return out

@@ -11,9 +11,15 @@ direction: ``{out}/{src}-{tgt}.hyp`` for the primary test set ``test``, ``{out}/
 for each other one of ``data.test_sets`` (``test.tatoeba``, held out of the training corpus;
 ``lsnmt.data.layout``). Every test set decodes the first ``decode.max_sentences`` sentences of a direction.
 
+Length check (issue 18 item 3; the papers decode with fairseq's ``max_len_a 0``, ``max_len_b 200``): a hypothesis
+that stopped at its length limit instead of at its own EOS was probably cut. Each folder of hypotheses gets
+``{out}/[{test set}/]length_limit.json``, ``{"max_len_a", "max_len_b", "at_limit": {direction: count}}``, which
+the evaluate stage copies into every score JSON; a count above 0 is logged as a warning here and there.
+
 A method with two routes (FD, LMS+FD; ``lsnmt.methods.systems``) is decoded through each from the same
 ``model.pt``: its configured route into ``{out}``, the other into ``{out}/{route}`` (:func:`translate_method`),
-each with its test set subfolders (``{out}/{route}/test.tatoeba/…``).
+each with its test set subfolders (``{out}/{route}/test.tatoeba/…``). A CLM method with a top-w sweep
+(``sweep_top_w``, CLM Figure 4) is decoded once more per ``w`` into ``{out}/w{w}``, from the same weights.
 """
 
 from __future__ import annotations
@@ -30,24 +36,28 @@ from tqdm import tqdm
 from lsnmt.config import Experiment
 from lsnmt.data.layout import test_set_subdir
 from lsnmt.decode.beam import beam_search, max_lengths
-from lsnmt.io import DataError, atomic_dir
-from lsnmt.methods import bind, resolve, systems, with_route
+from lsnmt.io import DataError, atomic_dir, write_json
+from lsnmt.methods import bind, resolve, systems, with_route, with_top_w
 from lsnmt.train.corpus import Direction, Vocab, load_split
 from models.build import build_transformer
 from models.lang import LangContext
 
 log = logging.getLogger(__name__)
 
+LENGTH_LIMIT = "length_limit.json"
+"""Per folder of hypotheses: how many of each direction's stopped at the length limit (module docstring)."""
+
 
 def load_model(exp: Experiment, method: str, model_path: Path, vocab: Vocab,
-               route: str | None = None) -> torch.nn.Module:
+               route: str | None = None, top_w: int | None = None) -> torch.nn.Module:
     """The trained model of ``model.pt`` (weights chosen by ``train.final_checkpoint`` at the end of training).
 
     The method's config comes from params.yaml (it fixes e.g. FD's inference route; ``route`` reads the same
-    weights through another one); a layout that a search selected (LSL-NAS) comes from the model's own record,
-    so the search output is not read again. The file holds tensors and plain types only and is read with
-    ``weights_only=True``: a pickle that would run code (a model shared through a DVC remote or a cluster file
-    system) is refused with a :class:`~lsnmt.io.DataError`.
+    weights through another one, ``top_w`` mixes only a CLM model's ``w`` largest feature proportions); a layout
+    that a search selected (LSL-NAS) comes from the model's own record, so the search output is not read again.
+    The file holds tensors and plain types only and is read with ``weights_only=True``: a pickle that would run
+    code (a model shared through a DVC remote or a cluster file system) is refused with a
+    :class:`~lsnmt.io.DataError`.
     """
     try:
         state = torch.load(model_path, map_location="cpu", weights_only=True)
@@ -57,6 +67,7 @@ def load_model(exp: Experiment, method: str, model_path: Path, vocab: Vocab,
         raise DataError(f"{model_path}: not a plain checkpoint of tensors, refused ({reason})") from None
     kind, cfg = resolve(exp, method)  # the method's config fixes its inference route (e.g. FD: shared)
     cfg = with_route(kind, bind(exp, method, kind, cfg, stored=state.get("config", {}).get("method")), route)
+    cfg = with_top_w(cfg, top_w)
     model = build_transformer(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
                               padding_idx=vocab.pad, method=kind, method_cfg=cfg)
     model.load_state_dict(state["model"])
@@ -80,6 +91,13 @@ def batches(direction: Direction, max_tokens: int, max_sentences: int | None = N
 def translate_direction(model: torch.nn.Module, direction: Direction, exp: Experiment, vocab: Vocab,
                         device: torch.device) -> list[list[int]]:
     """Best hypothesis (token ids) of every sentence of ``direction``, in corpus order."""
+    return decode_direction(model, direction, exp, vocab, device)[0]
+
+
+def decode_direction(model: torch.nn.Module, direction: Direction, exp: Experiment, vocab: Vocab,
+                     device: torch.device) -> tuple[list[list[int]], int]:
+    """:func:`translate_direction`'s hypotheses and how many of them reached their length limit (:func:`at_limit`;
+    a warning when any did)."""
     cfg = exp.decode
     hyps = [None] * min(len(direction), cfg.max_sentences or len(direction))
     cut = 0
@@ -99,7 +117,7 @@ def translate_direction(model: torch.nn.Module, direction: Direction, exp: Exper
     if cut:  # the length limit (fairseq's max_len_a 0, max_len_b 200 for the papers) must not truncate output
         log.warning("%s: %d of %d hypotheses reached the length limit (%g x source + %d): raise decode.max_len_b",
                     direction.name, cut, len(hyps), cfg.max_len_a, cfg.max_len_b)
-    return hyps  # type: ignore[return-value]
+    return hyps, cut  # type: ignore[return-value]
 
 
 def at_limit(tokens: list[list[int]], limits: list[int]) -> int:
@@ -109,23 +127,24 @@ def at_limit(tokens: list[list[int]], limits: list[int]) -> int:
 
 def translate_method(exp: Experiment, method: str, model_path: Path, spm_dir: Path, bin_dir: Path,
                      out: Path) -> dict[str, dict]:
-    """:func:`translate` through every route of ``method``: the configured one into ``out``, then each other
-    route into ``out/<route>``; return line counts per system (``lsnmt.methods.systems``)."""
+    """:func:`translate` through every system of ``method`` (``lsnmt.methods.systems``): the configured route into
+    ``out``, each other route into ``out/<route>``, each top-w sweep point into ``out/w<w>``; return line counts
+    per system."""
     counts = {}
     for system in systems(exp, method):
         counts[system.name] = translate(exp, method, model_path, spm_dir, bin_dir, out / system.subdir,
-                                        route=system.route)
+                                        route=system.route, top_w=system.top_w)
     return counts
 
 
 def translate(exp: Experiment, method: str, model_path: Path, spm_dir: Path, bin_dir: Path, out: Path,
-              route: str | None = None) -> dict[str, dict[str, int]]:
+              route: str | None = None, top_w: int | None = None) -> dict[str, dict[str, int]]:
     """Write the hypotheses of every test set (``{out}/{src}-{tgt}.hyp``, ``{out}/{test set}/…``: module
-    docstring), atomically, decoding through ``route`` (``None``: the method's configured route); return line
-    counts per test set and direction."""
+    docstring), atomically, decoding through ``route`` (``None``: the method's configured route) with ``top_w``
+    (``None``: the method's own); return line counts per test set and direction."""
     vocab = Vocab.load(bin_dir)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    model = load_model(exp, method, model_path, vocab, route).to(device)
+    model = load_model(exp, method, model_path, vocab, route, top_w).to(device)
     sp = spm.SentencePieceProcessor(model_file=str(spm_dir / "spm.model"))
     counts = {}
     with atomic_dir(out) as tmp:
@@ -139,13 +158,16 @@ def translate(exp: Experiment, method: str, model_path: Path, spm_dir: Path, bin
 
 def translate_set(model: torch.nn.Module, exp: Experiment, vocab: Vocab, sp: spm.SentencePieceProcessor,
                   device: torch.device, directions: list[Direction], out: Path) -> dict[str, int]:
-    """Write ``{out}/{src}-{tgt}.hyp`` for every direction of one test set; return line counts."""
+    """Write ``{out}/{src}-{tgt}.hyp`` for every direction of one test set and ``{out}/length_limit.json``
+    (module docstring); return line counts."""
     out.mkdir(parents=True, exist_ok=True)
-    counts = {}
+    counts, cut = {}, {}
     for direction in tqdm(directions, desc="translate", disable=None):
-        hyps = translate_direction(model, direction, exp, vocab, device)
+        hyps, cut[direction.name] = decode_direction(model, direction, exp, vocab, device)
         with open(out / f"{direction.name}.hyp", "w", encoding="utf-8", newline="\n") as fh:
             fh.writelines(sp.decode(h).replace("\n", " ") + "\n" for h in hyps)
         counts[direction.name] = len(hyps)
         log.info("translate %s: %d sentences", direction.name, len(hyps))
+    write_json(out / LENGTH_LIMIT, {"max_len_a": exp.decode.max_len_a, "max_len_b": exp.decode.max_len_b,
+                                    "at_limit": cut})
     return counts

@@ -3,7 +3,8 @@ every CLM method (kind ``clm``), the feature-proportion analysis (``lsnmt/eval/a
 
 Each system's trained model is read from ``{results_dir}/train/{method}/model.pt``
 (:func:`lsnmt.decode.translate.load_model`, through the system's route: ``lsnmt.methods.System``) and put on
-the GPU when there is one.
+the GPU when there is one. A CLM top-w sweep point (``<method>_w<w>``, CLM Figure 4) gets its parameter counts
+only: the paper reports BLEU alone for it (Sec. 5.4), and its method's own system has the analyses.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def load(exp: Experiment, system: System, results_dir: Path, vocab: Vocab) -> to
     if not path.is_file():
         raise DataError(f"{path}: trained model not found (run the train stage first)")
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return load_model(exp, system.method, path, vocab, route=system.route).to(device).eval()
+    return load_model(exp, system.method, path, vocab, route=system.route, top_w=system.top_w).to(device).eval()
 
 
 def needs_models(exp: Experiment) -> bool:
@@ -82,6 +83,8 @@ def analyses(exp: Experiment, systems: Sequence[System], results_dir: Path, prep
             continue
         model = load(exp, system, results_dir, vocab)
         out["cost"][method] = parameter_counts(model, pairs)
+        if system.top_w is not None:  # a sparsity sweep point: BLEU only (module docstring)
+            continue
         part = method_analyses(exp, model, method, prepared_dir, spm_dir, vocab, groups, out_dir)
         if part["similarity"]:
             out["similarity"][method] = part["similarity"]

@@ -13,6 +13,8 @@ Reads (``results_dir`` is ``results/{exp}``)::
     {results_dir}/translate/{method}/{src}-{tgt}.hyp   detokenised hypotheses (first decode.max_sentences lines);
     {results_dir}/translate/{method}/{route}/…         those of another route
     {results_dir}/translate/{method}/[{route}/]{test set}/{src}-{tgt}.hyp   those of an extra test set
+    {results_dir}/translate/{method}/w{w}/…            those of a CLM top-w sweep point (CLM Figure 4)
+    {hypotheses folder}/length_limit.json              hypotheses that stopped at the length limit, per direction
     {results_dir}/train/{method}/model.pt              similarity search, t-SNE, parameter counts
     {prepared_dir}/{test set}/{src}-{tgt}.{src,tgt}    tagged sources (COMET only), references
     {prepared_dir}/multiway/{corpus}.{lang}            similarity search and t-SNE sets
@@ -21,12 +23,15 @@ Reads (``results_dir`` is ``results/{exp}``)::
 
 Writes ``out_dir`` as a whole (built under a temporary name, then swapped in)::
 
-    {system}/{src}-{tgt}.json    scores with sacreBLEU signatures, off-target rate, sentences scored
+    {system}/{src}-{tgt}.json    scores with sacreBLEU signatures, off-target rate, sentences scored,
+                                 ``at_length_limit`` (``None`` where the translate stage wrote no count)
     {system}/{test set}/…        the same for an extra test set
     summary.json                 averages, groups, win ratio, significance, degenerate output, off-target,
                                  similarity, cost of the primary test set; ``test_sets``: ``{test set: the same
                                  keys but the analyses (similarity, figures, cost, atp)}`` for each extra one;
-                                 ``test_set`` and ``label`` (e.g. in-domain held-out) say which
+                                 ``test_set`` and ``label`` (e.g. in-domain held-out) say which;
+                                 ``length_limit``: hypotheses at the length limit per system (issue 18);
+                                 ``systems``: each system's method, route and top-w
     summary.md                   the same as Markdown tables, one section per test set
     figures/tsne-{system}-{corpus}.png
 
@@ -34,6 +39,10 @@ Off-target rates are computed for every direction. The summary pools them over t
 zero-shot directions (evaluated but not trained, CLM Table 6). When the experiment
 has none, it says so and pools the en-xx directions instead (the translations
 into non-English languages the model was asked for); nothing extra is decoded.
+
+Hypotheses at the length limit (``max_len_a * |x| + max_len_b``, fairseq's ``0 * |x| + 200`` for the papers) were
+probably cut; their count (``lsnmt.decode.translate``) goes into each score JSON and the summary, with a warning in
+the log and in ``summary.md`` when it is above 0.
 
 Degenerate output (``lsnmt/eval/degenerate.py``: near-empty hypotheses, or two systems both below 1 BLEU) gets
 no significance verdict and no win ratio against the baseline; ``summary.md`` marks it and says why.
@@ -51,6 +60,7 @@ from typing import Any
 from lsnmt.config import Experiment
 from lsnmt.data.encode import split_tags
 from lsnmt.data.layout import PRIMARY_TEST, test_set_subdir
+from lsnmt.decode.translate import LENGTH_LIMIT
 from lsnmt.eval import aggregate, degenerate, offtarget
 from lsnmt.eval.analyses import analyses
 from lsnmt.eval.comet import comet_score, import_comet
@@ -58,7 +68,7 @@ from lsnmt.eval.groups import language_groups
 from lsnmt.eval.scores import SACREBLEU_METRICS, build_metric, read_pair, require_spm_model, score_direction
 from lsnmt.eval.significance import count_outcomes, no_verdict, paired_bootstrap
 from lsnmt.eval.table import markdown
-from lsnmt.io import atomic_dir, atomic_write, iter_lines, write_json
+from lsnmt.io import DataError, atomic_dir, atomic_write, iter_lines, write_json
 from lsnmt.methods import System, systems
 
 log = logging.getLogger(__name__)
@@ -210,22 +220,54 @@ def score_set(exp: Experiment, scored: Sequence[System], test_set: str, pairs: S
     for system in scored:
         method = system.name
         out.hyps[method], out.records[method] = {}, {}
+        cut = at_length_limit(system.hyp_dir(results_dir, test_set))
         for pair in pairs:
             h, r = read_pair(system.hyp_dir(results_dir, test_set) / f"{name(pair)}.hyp",
                              prepared_dir / test_set / f"{name(pair)}.tgt", exp.decode.max_sentences)
             out.hyps[method][pair], out.refs[pair] = h, r
             out.records[method][pair] = {"method": method,
-                                         **score_one(exp, pair, h, r, lid, prepared_dir / test_set, spm_dir)}
+                                         **score_one(exp, pair, h, r, lid, prepared_dir / test_set, spm_dir),
+                                         "at_length_limit": None if cut is None else cut.get(name(pair))}
             log.info("evaluate %s %s %s: %s", test_set, method, name(pair), ", ".join(
                 f"{k} {v['score']:.2f}" for k, v in out.records[method][pair]["scores"].items()))
     return out
 
 
+def at_length_limit(hyp_dir: Path) -> dict[str, int] | None:
+    """``{direction: hypotheses at the length limit}`` of one folder of hypotheses (``length_limit.json``, written
+    by the translate stage), or ``None`` where it wrote none."""
+    path = hyp_dir / LENGTH_LIMIT
+    if not path.is_file():
+        return None
+    try:
+        counts = json.loads(path.read_text(encoding="utf-8"))["at_limit"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise DataError(f"{path}: not a length-limit record of the translate stage ({exc!r})") from None
+    return {str(k): int(v) for k, v in counts.items()}
+
+
+def length_limit_summary(exp: Experiment, test_set: str, records: dict[str, dict[Pair, dict]]) -> dict[str, Any]:
+    """``{system: {"at_limit": total or None, "directions": [those with any]}}`` on one test set; a warning per
+    system with hypotheses at the limit (issue 18: the papers' fairseq default must cut none)."""
+    out: dict[str, Any] = {}
+    for method, recs in records.items():
+        counts = [r["at_length_limit"] for r in recs.values()]
+        known = None if any(c is None for c in counts) else sum(counts)
+        out[method] = {"at_limit": known, "directions": [name(p) for p, r in recs.items() if r["at_length_limit"]]}
+        if known:
+            log.warning("evaluate %s %s: %d hypotheses reached the length limit (%g x source + %d) in %s: they are "
+                        "probably cut; raise decode.max_len_b", test_set, method, known, exp.decode.max_len_a,
+                        exp.decode.max_len_b, ", ".join(out[method]["directions"]))
+    return out
+
+
 def set_summary(exp: Experiment, names: Sequence[str], test_set: str, scored: Scored,
                 groups: tuple[dict[str, str], str]) -> dict[str, Any]:
-    """The summary of one test set: which it is, averages, groups, win ratio, degenerate output, significance."""
+    """The summary of one test set: which it is, averages, groups, win ratio, degenerate output, significance,
+    hypotheses at the length limit."""
     summary = {"test_set": test_set, "label": test_set_label(exp, test_set),
-               **summarise(exp, names, scored.records, groups, list(scored.refs))}
+               **summarise(exp, names, scored.records, groups, list(scored.refs)),
+               "length_limit": length_limit_summary(exp, test_set, scored.records)}
     summary["significance"] = (significance(exp, names, scored.hyps, scored.refs, scored.records,
                                             summary["degenerate"]) if summary["baseline"] else {})
     return summary
@@ -248,6 +290,7 @@ def evaluate(exp: Experiment, methods: tuple[str, ...], results_dir: Path, prepa
     names = tuple(s.name for s in scored)
     summary = set_summary(exp, names, PRIMARY_TEST, sets[PRIMARY_TEST], groups)
     summary["test_sets"] = {t: set_summary(exp, names, t, one, groups) for t, one in sets.items() if t != PRIMARY_TEST}
+    summary["systems"] = {s.name: {"method": s.method, "route": s.route, "top_w": s.top_w} for s in scored}
     with atomic_dir(out_dir) as tmp:
         for test_set, one in sets.items():
             for method, recs in one.records.items():

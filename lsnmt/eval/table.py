@@ -74,12 +74,21 @@ def group_table(summary: dict[str, Any], metric: str) -> list[str]:
     return rows
 
 
+def length_note(summary: dict[str, Any]) -> list[str]:
+    """A warning per system with hypotheses at the length limit (probably cut); none: no lines."""
+    cut = {m: r for m, r in summary.get("length_limit", {}).items() if r["at_limit"]}
+    if not cut:
+        return []
+    return ["", "Warning: hypotheses stopped at the decoding length limit (decode.max_len_a, max_len_b), probably "
+            "cut:", "", *(f"- `{m}`: {r['at_limit']} in {', '.join(r['directions'])}" for m, r in cut.items())]
+
+
 def test_set_section(summary: dict[str, Any]) -> list[str]:
     """The tables of one test set: per metric, averages with win ratio and significance, and group averages."""
     label = summary.get("label")
     lines = ["", f"## Test set `{summary.get('test_set', 'test')}`" + (f": {label}" if label else ""), "",
              f"Sentences per direction: {', '.join(sorted({str(n) for n in summary['sentences'].values()}))}."]
-    lines += degenerate_note(summary)
+    lines += degenerate_note(summary) + length_note(summary)
     for metric in summary["metrics"]:
         if metric not in summary["signatures"]:
             continue

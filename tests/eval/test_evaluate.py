@@ -19,7 +19,7 @@ METHODS = ("naive", "good")
 @pytest.fixture(autouse=True)
 def any_method_loads_as_naive(monkeypatch: pytest.MonkeyPatch) -> None:
     """No language-specific method is registered yet: build every method's model as the naive one."""
-    def load(exp, method, path, vocab, route=None) -> torch.nn.Module:
+    def load(exp, method, path, vocab, route=None, top_w=None) -> torch.nn.Module:
         return translate.load_model(exp, "naive", path, vocab)
 
     monkeypatch.setattr(analyses, "load_model", load)
