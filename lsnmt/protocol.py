@@ -42,6 +42,26 @@ def _sampling(e: Experiment) -> str:
     return out + f"; drawn {'every epoch' if s.redraw == 'epoch' else 'once'}"
 
 
+DIRECTION_SETS = {"en-centric": "English-centric (en-xx and xx-en)", "en-xx": "en-xx only (one-to-many)",
+                  "xx-en": "xx-en only (many-to-one)", "all": "all ordered pairs",
+                  "en-centric+groups": "English-centric and within each group", "none": "none"}
+"""``data.train_directions`` / ``eval_directions`` in words."""
+
+
+def _directions(e: Experiment) -> str:
+    """Which directions the experiment trains and evaluates, and which evaluated ones are zero-shot."""
+    d = e.data
+    train, evals = d.train_pairs, d.eval_pairs
+    zero = [f"{s}-{t}" for s, t in evals if (s, t) not in train]
+    out = f"trained: {DIRECTION_SETS[d.train_directions]}, {len(train)} directions"
+    if d.train_directions == "en-centric+groups":
+        out += " (groups " + "; ".join(f"{g}: {' '.join(m)}" for g, m in d.groups.items()) + ")"
+    out += f"; evaluated: {DIRECTION_SETS[d.eval_directions]}"
+    out += f" less {' '.join(d.no_eval)} (no test data)" if d.no_eval else ""
+    out += f", {len(evals)} directions; zero-shot: {len(zero) or 'none'}"
+    return out + (f" ({' '.join(zero)})" if zero and len(zero) <= 6 else "")
+
+
 def _checkpoint(e: Experiment) -> str:
     t = e.train
     return f"average of the last {t.average_last}" if t.final_checkpoint == "average" else t.final_checkpoint
@@ -60,6 +80,7 @@ SETTINGS: dict[str, Callable[[Experiment], str]] = {
     "steps": lambda e: f"{e.train.max_steps}",
     "precision": lambda e: e.train.precision,
     "label smoothing": lambda e: f"{e.train.label_smoothing:g}",
+    "directions": _directions,
     "sampling": _sampling,
     "vocabulary": lambda e: f"SentencePiece {e.spm.model_type}, {e.spm.vocab_size}",
     "tags": lambda e: e.data.tags,
@@ -86,6 +107,9 @@ SOURCES: dict[str, dict[str, str]] = {
         "steps": "App. A (150K IWSLT'14, 100K OPUS-100), App. D (50K OPUS-15)",
         "precision": f"{LMSFD_SCRIPTS} (--fp16); IWSLT'14: our choice, the same",
         "label smoothing": f"not in the paper: {LMSFD_SCRIPTS} (0.1)",
+        "directions": ("Sec. 3.2 (IWSLT'14: 8 English-centric pairs, one many-to-many model), Sec. 5.2 (OPUS-100, "
+                       "many-to-many; 94 pairs with development / test sets), App. D (OPUS-15, many-to-many); "
+                       "every trained direction is evaluated, none zero-shot"),
         "sampling": ("App. A (T = 5 OPUS, T = 2 IWSLT'14); re-drawn every epoch as fairseq's "
                      "translation_multi_simple_epoch does (the scripts' task)"),
         "vocabulary": ("Sec. 5.2, App. A, D (32K / 64K SentencePiece); model type not stated: unigram, "
@@ -108,6 +132,10 @@ SOURCES: dict[str, dict[str, str]] = {
         "steps": "App. B (120K)",
         "precision": "not stated: fp16 (our choice, fairseq recipes of the time)",
         "label smoothing": "App. B (0.1)",
+        "directions": ("Sec. 4.1, 4.3, App. A.1, B and the captions of Tables 1, 2, 9 (separate en-xx and xx-en "
+                       "models on OPUS-100 and WMT-14: _enxx / _xxen; OPUS-100's 94 pairs with valid / test sets); "
+                       "zero-shot: Sec. 4.1, 5.3, App. A.1 (IWSLT-17: En <-> It, Nl, Ro trained, the 6 directions "
+                       "between It, Nl, Ro zero-shot)"),
         "sampling": "App. B (T = 5); re-drawn every epoch as fairseq does",
         "vocabulary": "Sec. 4.1 (SentencePiece BPE, 64K OPUS-100 / WMT, 32K IWSLT-17)",
         "tags": ("App. B (target-language token on the source; on the separate xx-en models, _xxen, it denotes the "
@@ -128,6 +156,9 @@ SOURCES: dict[str, dict[str, str]] = {
         "steps": "Sec. 4.1 (150K)",
         "precision": "Sec. 4.1 (fp16)",
         "label smoothing": "Sec. 4.1 (no regularisation: 0)",
+        "directions": ("Sec. 4.1, App. B (10 languages, all 90 directions; Sec. 4.5: \"we used training data for all "
+                       "language directions\"); zero-shot: Sec. 4.5, footnote 8 (English-centric and within-group "
+                       "training, groups European, CJK, Swahili; the directions between groups are zero-shot)"),
         "sampling": ("App. B (T = 5 between data sources, CCMatrix down-sampled, at most 10x); between directions "
                      "not stated: natural proportions, T = 1 (our assumption); re-drawn every epoch as fairseq does"),
         "vocabulary": "Sec. 4 (SentencePiece 250K); model type not stated: unigram, SentencePiece's default",
