@@ -12,7 +12,8 @@ for each other one of ``data.test_sets`` (``test.tatoeba``, held out of the trai
 ``lsnmt.data.layout``). Every test set decodes the first ``decode.max_sentences`` sentences of a direction.
 
 Length check (issue 18 item 3; the papers decode with fairseq's ``max_len_a 0``, ``max_len_b 200``): a hypothesis
-that stopped at its length limit instead of at its own EOS was probably cut. Each folder of hypotheses gets
+that stopped at its length limit instead of at its own EOS was probably cut. The limit is also capped at the model's
+positions - 1 (``model.max_positions``), as fairseq caps it. Each folder of hypotheses gets
 ``{out}/[{test set}/]length_limit.json``, ``{"max_len_a", "max_len_b", "at_limit": {direction: count}}``, which
 the evaluate stage copies into every score JSON; a count above 0 is logged as a warning here and there.
 
@@ -115,8 +116,9 @@ def decode_direction(model: torch.nn.Module, direction: Direction, exp: Experime
         limits = max_lengths(src, vocab.pad, cfg.max_len_a, cfg.max_len_b, model.max_positions - 1)
         cut += at_limit(result.tokens, limits.tolist())
     if cut:  # the length limit (fairseq's max_len_a 0, max_len_b 200 for the papers) must not truncate output
-        log.warning("%s: %d of %d hypotheses reached the length limit (%g x source + %d): raise decode.max_len_b",
-                    direction.name, cut, len(hyps), cfg.max_len_a, cfg.max_len_b)
+        log.warning("%s: %d of %d hypotheses reached the length limit (%g x source + %d, at most the model's %d "
+                    "positions - 1, as fairseq): raise decode.max_len_b or model.max_positions",
+                    direction.name, cut, len(hyps), cfg.max_len_a, cfg.max_len_b, model.max_positions)
     return hyps, cut  # type: ignore[return-value]
 
 

@@ -247,17 +247,19 @@ def at_length_limit(hyp_dir: Path) -> dict[str, int] | None:
 
 
 def length_limit_summary(exp: Experiment, test_set: str, records: dict[str, dict[Pair, dict]]) -> dict[str, Any]:
-    """``{system: {"at_limit": total or None, "directions": [those with any]}}`` on one test set; a warning per
-    system with hypotheses at the limit (issue 18: the papers' fairseq default must cut none)."""
+    """``{system: {"at_limit": total (None unless every direction has a count), "directions": [those with any]}}``
+    on one test set; a warning per system with hypotheses at the limit (issue 18: the papers' fairseq default must
+    cut none)."""
     out: dict[str, Any] = {}
     for method, recs in records.items():
         counts = [r["at_length_limit"] for r in recs.values()]
-        known = None if any(c is None for c in counts) else sum(counts)
-        out[method] = {"at_limit": known, "directions": [name(p) for p, r in recs.items() if r["at_length_limit"]]}
-        if known:
-            log.warning("evaluate %s %s: %d hypotheses reached the length limit (%g x source + %d) in %s: they are "
-                        "probably cut; raise decode.max_len_b", test_set, method, known, exp.decode.max_len_a,
-                        exp.decode.max_len_b, ", ".join(out[method]["directions"]))
+        cut = sum(c or 0 for c in counts)
+        out[method] = {"at_limit": None if None in counts else cut,
+                       "directions": [name(p) for p, r in recs.items() if r["at_length_limit"]]}
+        if cut:
+            log.warning("evaluate %s %s: %d hypotheses reached the length limit (%g x source + %d, capped by the "
+                        "model's positions) in %s: they are probably cut", test_set, method, cut,
+                        exp.decode.max_len_a, exp.decode.max_len_b, ", ".join(out[method]["directions"]))
     return out
 
 
