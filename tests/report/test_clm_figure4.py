@@ -48,7 +48,11 @@ def test_figure4_plots_each_w_against_the_full_model(tmp_path: Path, params: Par
     assert all((tmp_path / "reports" / f).stat().st_size > 1000 for f in fig.files)
 
 
-def test_figure4_without_sweep_scores_is_not_run(tmp_path: Path, params: Params) -> None:
+def test_figure4_without_paper_scale_sweep_scores_is_not_run(tmp_path: Path, params: Params) -> None:
+    """The full model alone draws nothing; the embedded default's sweep gets its own panel (NOT comparable, as in
+    Figure 2) and leaves the status "not run"."""
     _summary(tmp_path / "results", "opus100_clm_enxx", "en-xx", {"sclm": 30.0})  # the full model only
+    _summary(tmp_path / "results", "default", "en-xx", {"sclm": 3.0, "sclm_w2": 2.5})
     results = Results(params, tmp_path / "results", tmp_path / "none.csv")
+    assert figs_clm.sweep_points(results, results.run("default"), "en-xx") == [(2, -0.5)]
     assert figs_clm.fig4(results, tmp_path / "reports" / "figures").status == "not run"

@@ -129,33 +129,47 @@ def sweep_points(results: Results, run: Run | None, side: str, method: str = SWE
     return sorted(out)
 
 
+def _sweep_panel(ax, pts: list[tuple[int, float]], side: str, title: str, threshold: bool) -> None:
+    """∆BLEU against ``w``; ``threshold``: mark the paper's w (a paper-scale run, whose k is the paper's)."""
+    ax.plot([w for w, _ in pts], [d for _, d in pts], marker="o", label=f"{SWEEP_METHOD} top-w")
+    ax.axhline(0.0, color="0.6", linewidth=0.8)
+    if threshold:
+        ax.axvline(PAPER_THRESHOLD[side], color="0.4", linestyle="--", linewidth=0.8,
+                   label=f"paper: drop below w = {PAPER_THRESHOLD[side]}")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([w for w, _ in pts], [str(w) for w, _ in pts], fontsize=7)
+    ax.minorticks_off()
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("w (features kept per token)")
+    ax.set_ylabel("∆BLEU vs all features")
+    ax.legend(fontsize=7)
+
+
 def fig4(results: Results, out_dir: Path, paper_dir: Path | None = None) -> FigureOut:
+    """Per side: the paper's panel (no numbers), ours from the OPUS-100 CLM experiment, and the embedded default
+    run's sweep when it has one (``method_cfg.sclm.sweep_top_w``; NOT comparable, as in Figure 2)."""
     del paper_dir
     any_ours = False
-    with figure(width=9.0, height=6.2, ncols=2, nrows=2) as (fig, axes):
+    default = results.run("default")
+    with figure(width=13.0, height=6.2, ncols=3, nrows=2) as (fig, axes):
         for i, side in enumerate(("en-xx", "xx-en")):
             not_run_panel(axes[i][0], f"paper {side}: the paper prints no numbers\nfor Figure 4, only the plot; "
                           f"its text:\n\"degrades only when w < {PAPER_THRESHOLD[side]}\"")
             name = CLM_RUNS[side]
             pts = sweep_points(results, results.run(name), side)
-            if not pts:
+            any_ours |= bool(pts)
+            if pts:
+                _sweep_panel(axes[i][1], pts, side, f"ours: {name}, {side}", threshold=True)
+            else:
                 not_run_panel(axes[i][1], f"experiment {name}:\nno {SWEEP_METHOD}_w<w> scores ({side})")
-                continue
-            any_ours = True
-            ax = axes[i][1]
-            ax.plot([w for w, _ in pts], [d for _, d in pts], marker="o", label=f"{SWEEP_METHOD} top-w")
-            ax.axhline(0.0, color="0.6", linewidth=0.8)
-            ax.axvline(PAPER_THRESHOLD[side], color="0.4", linestyle="--", linewidth=0.8,
-                       label=f"paper: drop below w = {PAPER_THRESHOLD[side]}")
-            ax.set_xscale("log", base=2)
-            ax.set_xticks([w for w, _ in pts], [str(w) for w, _ in pts], fontsize=7)
-            ax.minorticks_off()
-            ax.set_title(f"ours: {name}, {side}", fontsize=9)
-            ax.set_xlabel("w (features kept per token)")
-            ax.set_ylabel("∆BLEU vs all features")
-            ax.legend(fontsize=7)
+            dflt = sweep_points(results, default, side)
+            if dflt:
+                _sweep_panel(axes[i][2], dflt, side, f"embedded default, {side} (NOT comparable)", threshold=False)
+            else:
+                not_run_panel(axes[i][2], f"default run: no {SWEEP_METHOD}_w<w> scores ({side})")
         files = save(fig, out_dir / "clm", "figure4")
     return FigureOut("clm", "Figure 4", "∆BLEU of sCLM keeping only the w largest feature proportions per token "
                      "(top-w sparsity, Sec. 5.4), en-xx and xx-en on OPUS-100 (ours: one trained sclm per "
-                     "experiment decoded with each w of sweep_top_w; the paper prints no numbers)",
-                     "ours" if any_ours else "not run", tuple(str(p.relative_to(out_dir.parent)) for p in files))
+                     "experiment decoded with each w of sweep_top_w; default run separately; the paper prints no "
+                     "numbers)", "ours" if any_ours else "not run",
+                     tuple(str(p.relative_to(out_dir.parent)) for p in files))
