@@ -257,6 +257,7 @@ rule evaluate:
         code("evaluate"),
     output:
         directory("results/{exp}/evaluate"),
+        directory("results/{exp}/metrics/evaluate"),
     params:
         **tracked("evaluate"),
     log:
@@ -303,6 +304,7 @@ rule task_eval:
         code("task_eval"),
     output:
         directory("results/{exp}/task_eval"),
+        directory("results/{exp}/metrics/task_eval"),
     params:
         **tracked("task_eval"),
     log:
@@ -445,6 +447,7 @@ rule lm_eval:
         code("lm_eval"),
     output:
         directory("results/{exp}/xelm/eval"),
+        directory("results/{exp}/metrics/lm_eval"),
     params:
         **tracked("lm_eval"),
     log:
@@ -462,6 +465,7 @@ rule lm_icl:
         code("lm_icl"),
     output:
         directory("results/{exp}/xelm/icl"),
+        directory("results/{exp}/metrics/lm_icl"),
     params:
         **tracked("lm_icl"),
     log:

@@ -4,7 +4,9 @@
 
 Writes ``results/{exp}/evaluate/{method}/{src}-{tgt}.json`` (every metric with its sacreBLEU
 signature; an extra test set such as the held-out ``test.tatoeba`` in ``{method}/test.tatoeba/``),
-``summary.json`` (the extra test sets under ``test_sets``) and ``summary.md``; DVC declares the folder as metrics.
+``summary.json`` (the extra test sets under ``test_sets``) and ``summary.md``, and the headline numbers DVC
+declares as metrics, one file per test set and system: ``results/{exp}/metrics/evaluate/{test set}/{system}.json``
+(lsnmt.metrics).
 """
 
 from pathlib import Path
@@ -12,12 +14,14 @@ from pathlib import Path
 from lsnmt.cli import run_all_methods
 from lsnmt.data import layout
 from lsnmt.eval.evaluate import evaluate
+from lsnmt.metrics import metrics_dir, mt_rows, write_rows
 
 
 def _evaluate(exp, methods: tuple[str, ...]) -> None:
     results = Path("results") / exp.name
-    evaluate(exp, methods, results, layout.prepared_dir(exp.name), layout.spm_dir(exp.name),
-             layout.bin_dir(exp.name), results / "evaluate")
+    summary = evaluate(exp, methods, results, layout.prepared_dir(exp.name), layout.spm_dir(exp.name),
+                       layout.bin_dir(exp.name), results / "evaluate")
+    write_rows(metrics_dir(exp.name, "evaluate"), mt_rows(summary))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -7,16 +7,18 @@ of x-elm Tables 1, 2, 7, 8 and Figures 3, 4, 6 (lsnmt.xelm.evaluate).
 from threadpoolctl import threadpool_limits
 
 from lsnmt.cli import run
+from lsnmt.metrics import metrics_dir, write_rows, xelm_ppl_rows
 from lsnmt.xelm import layout as xl
 from lsnmt.xelm.evaluate import evaluate
 from lsnmt.xelm.stage import not_configured
 
 
 def _eval(exp) -> None:
-    out = xl.eval_dir(exp.name)
+    out, rows = xl.eval_dir(exp.name), {}
     if not not_configured(exp, out):
         with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
-            evaluate(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out)
+            rows = xelm_ppl_rows(evaluate(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out))
+    write_rows(metrics_dir(exp.name, "lm_eval"), rows)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,16 +9,18 @@ is absent is recorded as "not run" in ``summary.json`` with what to fetch.
 from threadpoolctl import threadpool_limits
 
 from lsnmt.cli import run
+from lsnmt.metrics import metrics_dir, write_rows, xelm_icl_rows
 from lsnmt.xelm import layout as xl
 from lsnmt.xelm.icl import run_icl
 from lsnmt.xelm.stage import not_configured
 
 
 def _icl(exp) -> None:
-    out = xl.icl_dir(exp.name)
+    out, rows = xl.icl_dir(exp.name), {}
     if not not_configured(exp, out):
         with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
-            run_icl(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out)
+            rows = xelm_icl_rows(run_icl(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out))
+    write_rows(metrics_dir(exp.name, "lm_icl"), rows)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,18 +1,23 @@
 """Stage ``task_eval``: F1 of every task prediction, seed averages, win ratio, parameters (lsnmt.tasks.evaluate).
 
     python -m stages.task_eval --experiment default --log logs/default/task_eval.log
+
+Writes ``results/{exp}/task_eval/summary.{json,md}`` and the headline numbers DVC declares as metrics,
+``results/{exp}/metrics/task_eval/{task}/{system}.json`` (lsnmt.metrics).
 """
 
 from pathlib import Path
 
 from lsnmt.cli import run_tasks
 from lsnmt.data import layout
+from lsnmt.metrics import metrics_dir, task_rows, write_rows
 from lsnmt.tasks.evaluate import evaluate
 
 
 def _eval(exp, tasks, _methods) -> None:
     results = Path("results") / exp.name
-    evaluate(tasks, layout.tasks_dir(exp.name), results / "tasks", results / "task_eval")
+    summary = evaluate(tasks, layout.tasks_dir(exp.name), results / "tasks", results / "task_eval")
+    write_rows(metrics_dir(exp.name, "task_eval"), task_rows(summary))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -22,7 +22,9 @@ EACH = {"method": "methods", "expert": "xelm_experts", "target": "xelm_targets"}
 
 @dataclass(frozen=True)
 class Out:
-    """One declared output: DVC ``outs`` / ``metrics`` / ``plots`` (``cache: false`` for small Git-kept files)."""
+    """One declared output: DVC ``outs`` / ``metrics`` / ``plots`` (``cache: false`` for outputs DVC need not keep:
+    ``results/`` and ``reports/`` are Git-ignored, so what ``dvc metrics diff``, ``dvc plots diff`` and ``dvc exp show``
+    read from another revision, the metrics folders and training curves, is cached)."""
 
     path: str
     role: Literal["outs", "metrics", "plots"] = "outs"
@@ -59,11 +61,17 @@ def _outs(*paths: str) -> tuple[Out, ...]:
     return tuple(Out(p) for p in paths)
 
 
-def _lm(name: str, deps: tuple[str, ...], out: Out, each: str | None = None, jobs: tuple[str, ...] = (),
-        params: tuple[str, ...] = ("xelm",)) -> Stage:
+def _lm(name: str, deps: tuple[str, ...], out: Out | tuple[Out, ...], each: str | None = None,
+        jobs: tuple[str, ...] = (), params: tuple[str, ...] = ("xelm",)) -> Stage:
     """An x-elm stage after ``lm_data`` (x-elm Sec. 3-7)."""
     log = f"logs/{{exp}}/xelm/{name}/{{{each}}}.log" if each else f"logs/{{exp}}/xelm/{name}.log"
-    return Stage(name=name, log=log, deps=("data/{exp}/lm", *deps), outs=(out,), params=params, jobs=jobs, each=each)
+    outs = out if isinstance(out, tuple) else (out,)
+    return Stage(name=name, log=log, deps=("data/{exp}/lm", *deps), outs=outs, params=params, jobs=jobs, each=each)
+
+
+def _metrics(stage: str) -> Out:
+    """The headline metrics folder of an evaluation stage (``lsnmt/metrics.py``: one small JSON per system)."""
+    return Out(f"results/{{exp}}/metrics/{stage}", "metrics")
 
 
 _XELM = "results/{exp}/xelm"
@@ -85,7 +93,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(name="train", log="logs/{exp}/train/{method}.log", each="method",
           deps=("data/{exp}/bin", "results/{exp}/search"),
           outs=(Out("results/{exp}/train/{method}/model.pt"),
-                Out("results/{exp}/train/{method}/curve.tsv", "plots", cache=False, xy=("step", "loss"))),
+                Out("results/{exp}/train/{method}/curve.tsv", "plots", xy=("step", "loss"))),
           params=("data", "model", "train", "method_cfg.{method}")),
     Stage(name="translate", log="logs/{exp}/translate/{method}.log", each="method",
           deps=("results/{exp}/train/{method}/model.pt", "data/{exp}/spm", "data/{exp}/bin"),
@@ -96,14 +104,14 @@ STAGES: tuple[Stage, ...] = (
     Stage(name="evaluate", log="logs/{exp}/evaluate.log",
           deps=("results/{exp}/translate", "results/{exp}/train", "data/{exp}/prepared", "data/{exp}/spm",
                 "data/{exp}/bin"),
-          outs=(Out("results/{exp}/evaluate", "metrics", cache=False),),
+          outs=(Out("results/{exp}/evaluate", cache=False), _metrics("evaluate")),
           params=("data", "decode", "evaluate", "method_cfg"), jobs=("methods",)),
     Stage(name="task_prep", log="logs/{exp}/task_prep.log", deps=("data/{exp}/raw",), outs=_outs("data/{exp}/tasks"),
           params=("task_cfg",), jobs=("tasks",)),
     Stage(name="task_train", log="logs/{exp}/task_train.log", deps=("data/{exp}/tasks",),
           outs=_outs("results/{exp}/tasks"), params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods")),
     Stage(name="task_eval", log="logs/{exp}/task_eval.log", deps=("results/{exp}/tasks", "data/{exp}/tasks"),
-          outs=(Out("results/{exp}/task_eval", "metrics", cache=False),),
+          outs=(Out("results/{exp}/task_eval", cache=False), _metrics("task_eval")),
           params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods")),
     Stage(name="params", log="logs/params.log", per_experiment=False, deps=("params.yaml", "reports/paper"),
           outs=(Out("reports/params.csv", cache=False),),
@@ -123,14 +131,13 @@ STAGES: tuple[Stage, ...] = (
         jobs=("xelm_targets",)),
     _lm("lm_lapt", (f"{_XELM}/cluster", f"{_XELM}/experts"), Out(f"{_XELM}/lapt")),
     _lm("lm_eval", (f"{_XELM}/cluster", f"{_XELM}/seed", f"{_XELM}/experts", f"{_XELM}/hmr", f"{_XELM}/lapt"),
-        Out(f"{_XELM}/eval", "metrics", cache=False), jobs=("xelm_experts", "xelm_targets")),
+        (Out(f"{_XELM}/eval", cache=False), _metrics("lm_eval")), jobs=("xelm_experts", "xelm_targets")),
     _lm("lm_icl", (f"{_XELM}/cluster", f"{_XELM}/seed", f"{_XELM}/experts"),
-        Out(f"{_XELM}/icl", "metrics", cache=False), jobs=("xelm_experts",), params=("download", "xelm")),
+        (Out(f"{_XELM}/icl", cache=False), _metrics("lm_icl")), jobs=("xelm_experts",), params=("download", "xelm")),
     Stage(name="report", log="logs/{exp}/report.log",
           deps=("results/{exp}/evaluate", "results/{exp}/task_eval", "data/{exp}/prepared", "reports/params.csv",
                 "reports/paper", "results/{exp}/search", f"{_XELM}/eval", f"{_XELM}/icl", "results/{exp}/claim"),
-          outs=(Out("reports/README.md", cache=False), Out("reports/tables", cache=False),
-                Out("reports/figures", "plots", cache=False)),
+          outs=(Out("reports/README.md", cache=False), Out("reports/tables", cache=False), Out("reports/figures", cache=False)),
           params=("description", "data", "model", "train", "evaluate", "method_cfg", "task_cfg", "task_method_cfg",
                   "xelm"),
           jobs=("methods",)),

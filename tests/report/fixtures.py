@@ -15,7 +15,9 @@ from pathlib import Path
 
 from lsnmt.config import Experiment
 from lsnmt.eval import aggregate
+from lsnmt.eval.degenerate import bleu_metric
 from lsnmt.eval.significance import count_outcomes
+from lsnmt.eval.table import markdown
 from lsnmt.io import write_json
 from lsnmt.xelm.evaluate import write_tsv
 
@@ -46,12 +48,16 @@ def write_expert_info(results: Path, exp: str, job: str, updates: int, batch_tok
 
 def write_evaluate(results: Path, exp: Experiment, methods: list[str], score: Score,
                    metrics: tuple[str, ...] | None = None, not_significant: frozenset[str] = frozenset(),
-                   degenerate: dict | None = None) -> None:
-    """``results/{exp.name}/evaluate``: per-direction records and ``summary.json`` (no analyses, no off-target).
-    ``degenerate``: the summary's flags (``lsnmt.eval.degenerate.flags``: ``systems``, ``pairs``); every direction
-    of a method in its ``pairs`` is untested, as the evaluate stage leaves it."""
-    flags = {"systems": {}, "pairs": {}, **(degenerate or {})}
+                   degenerate: dict | None = None, cost: dict | None = None) -> dict:
+    """``results/{exp.name}/evaluate``: per-direction records, ``summary.json`` (no similarity, t-SNE or off-target;
+    parameter counts from ``cost``, ``{method: {train_params, inference_params_min, inference_params_max}}``)
+    and ``summary.md`` (``lsnmt.eval.table.markdown``); returns the summary. ``degenerate``: the summary's flags
+    (``lsnmt.eval.degenerate.flags``: ``systems``, ``pairs``); every direction of a method in its ``pairs`` is
+    untested, as the evaluate stage leaves it."""
     metrics = metrics or tuple(exp.evaluate.metrics)
+    cfg = exp.evaluate  # the thresholds as lsnmt.eval.degenerate.flags writes them
+    flags = {"length_ratio": cfg.degenerate_length_ratio, "score": cfg.degenerate_score,
+             "score_metric": bleu_metric(metrics), "ratios": {}, "systems": {}, "pairs": {}, **(degenerate or {})}
     out = results / exp.name / "evaluate"
     pairs, pivot = exp.data.eval_pairs, exp.data.pivot
     sets = aggregate.direction_sets(pairs, exp.data.train_pairs, pivot)
@@ -78,14 +84,21 @@ def write_evaluate(results: Path, exp: Experiment, methods: list[str], score: Sc
             significance[m][metric] = {"outcomes": count_outcomes(tests), "directions": tests}
     summary = {
         "experiment": exp.name, "methods": methods, "baseline": base, "metrics": list(metrics),
+        "test_set": "test", "label": "fixture", "signatures": {metric: ["fixture"] for metric in metrics},
+        "sentences": {f"{s}-{t}": 10 for s, t in pairs},
         "direction_sets": {k: [f"{s}-{t}" for s, t in v] for k, v in sets.items()},
         "groups": {"source": "evaluate.resource_groups", "languages": groups},
         "scores": {m: {metric: aggregate.summarise(scores[m][metric], sets, groups, pivot) for metric in metrics}
                    for m in methods},
-        "win_ratio": {}, "significance": significance, "similarity": {}, "figures": [], "cost": {}, "atp": {},
+        "win_ratio": {m: {metric: dict.fromkeys(sets) if m in flags["pairs"] else  # as lsnmt.eval.evaluate
+                          aggregate.win_ratios(scores[m][metric], scores[base][metric], sets) for metric in metrics}
+                      for m in methods if m != base and base in methods},
+        "significance": significance, "similarity": {}, "figures": [], "cost": cost or {}, "atp": {},
         "degenerate": flags,
     }
     write_json(out / "summary.json", summary)
+    (out / "summary.md").write_text(markdown(summary), encoding="utf-8")
+    return summary
 
 
 def write_json_file(path: Path, doc: dict) -> None:
