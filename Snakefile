@@ -11,7 +11,12 @@
 # stages); partition, account, GPU model, memory and run time are the profile's (slurm/config.yaml).
 # An experiment's job lists (methods, tasks, x-elm experts) are its own (Params.jobs_of), so that any experiment,
 # or all of a paper's, runs by name.
+# Software: every rule names the project's conda environment (envs/lsnmt.yaml) and container image (envs/lsnmt.sif,
+# built from envs/lsnmt.def or envs/Dockerfile; LSNMT_CONTAINER names another, e.g. docker://...), used under
+#   snakemake --software-deployment-method conda      (or: apptainer; README "Software environments")
+# and ignored otherwise: the rules then run with the Python snakemake runs with (.venv/).
 
+import os
 import sys
 
 sys.path.insert(0, workflow.basedir)
@@ -23,6 +28,11 @@ from lsnmt.typed import build, load_yaml  # noqa: E402
 
 configfile: "params.yaml"
 report: "reports/workflow.rst"
+
+ENV = "envs/lsnmt.yaml"  # every rule's `conda:` (a path relative to this Snakefile)
+
+
+container: os.environ.get("LSNMT_CONTAINER") or "envs/lsnmt.sif"  # every rule's image (Apptainer)
 
 _FILE = load_yaml("params.yaml")  # refuses a key given twice (Snakemake's own reading keeps the last one)
 _CHANGED = sorted(k for k in set(config) | set(_FILE) if k not in ("experiment", "paper")
@@ -129,6 +139,8 @@ rule download:
         **tracked("download"),
     log:
         "logs/{exp}/download.log",
+    conda:
+        ENV
     shell:
         "python -m stages.download --experiment {wildcards.exp} --log {log}"
 
@@ -143,6 +155,8 @@ rule prepare:
         **tracked("prepare"),
     log:
         "logs/{exp}/prepare.log",
+    conda:
+        ENV
     shell:
         "python -m stages.prepare --experiment {wildcards.exp} --log {log}"
 
@@ -157,6 +171,8 @@ rule sample:
         **tracked("sample"),
     log:
         "logs/{exp}/sample.log",
+    conda:
+        ENV
     shell:
         "python -m stages.sample --experiment {wildcards.exp} --log {log}"
 
@@ -172,6 +188,8 @@ rule spm:
     log:
         "logs/{exp}/spm.log",
     threads: setting("spm", "threads", 2)
+    conda:
+        ENV
     shell:
         "python -m stages.spm --experiment {wildcards.exp} --log {log}"
 
@@ -187,6 +205,8 @@ rule encode:
     log:
         "logs/{exp}/encode.log",
     threads: setting("encode", "workers", 2)
+    conda:
+        ENV
     shell:
         "python -m stages.encode --experiment {wildcards.exp} --log {log}"
 
@@ -204,6 +224,8 @@ rule search:
     threads: 2
     resources:
         gpu=1,
+    conda:
+        ENV
     shell:
         "python -m stages.search --experiment {wildcards.exp} --log {log}"
 
@@ -226,6 +248,8 @@ rule train:
         mpi=train_job("mpi"),
         tasks=train_job("tasks"),
         tasks_per_gpu=train_job("tasks_per_gpu"),
+    conda:
+        ENV
     shell:
         "python -m stages.train --experiment {wildcards.exp} --method {wildcards.method} --log {log}"
 
@@ -245,6 +269,8 @@ rule translate:
     threads: 2
     resources:
         gpu=1,
+    conda:
+        ENV
     shell:
         "python -m stages.translate --experiment {wildcards.exp} --method {wildcards.method} --log {log}"
 
@@ -263,6 +289,8 @@ rule evaluate:
     log:
         "logs/{exp}/evaluate.log",
     threads: 2
+    conda:
+        ENV
     shell:
         "python -m stages.evaluate --experiment {wildcards.exp} --log {log}"
 
@@ -277,6 +305,8 @@ rule task_prep:
         **tracked("task_prep"),
     log:
         "logs/{exp}/task_prep.log",
+    conda:
+        ENV
     shell:
         "python -m stages.task_prep --experiment {wildcards.exp} --log {log}"
 
@@ -294,6 +324,8 @@ rule task_train:
     threads: 2
     resources:
         gpu=1,
+    conda:
+        ENV
     shell:
         "python -m stages.task_train --experiment {wildcards.exp} --log {log}"
 
@@ -309,6 +341,8 @@ rule task_eval:
         **tracked("task_eval"),
     log:
         "logs/{exp}/task_eval.log",
+    conda:
+        ENV
     shell:
         "python -m stages.task_eval --experiment {wildcards.exp} --log {log}"
 
@@ -324,6 +358,8 @@ rule params:
         **tracked("params"),
     log:
         "logs/params.log",
+    conda:
+        ENV
     shell:
         "python -m stages.params --log {log}"
 
@@ -339,6 +375,8 @@ rule claim:
     log:
         "logs/{exp}/claim.log",
     threads: setting("claim", "cpu_threads", 1)
+    conda:
+        ENV
     shell:
         "python -m stages.claim --experiment {wildcards.exp} --log {log}"
 
@@ -353,6 +391,8 @@ rule lm_data:
         **tracked("lm_data"),
     log:
         "logs/{exp}/xelm/lm_data.log",
+    conda:
+        ENV
     shell:
         "python -m stages.lm_data --experiment {wildcards.exp} --log {log}"
 
@@ -367,6 +407,8 @@ rule cluster:
         **tracked("cluster"),
     log:
         "logs/{exp}/xelm/cluster.log",
+    conda:
+        ENV
     shell:
         "python -m stages.cluster --experiment {wildcards.exp} --log {log}"
 
@@ -383,6 +425,8 @@ rule lm_seed:
         "logs/{exp}/xelm/lm_seed.log",
     resources:
         gpu=1,
+    conda:
+        ENV
     shell:
         "python -m stages.lm_seed --experiment {wildcards.exp} --log {log}"
 
@@ -399,6 +443,8 @@ rule lm_expert:
         "logs/{exp}/xelm/lm_expert/{expert}.log",
     resources:
         gpu=1,
+    conda:
+        ENV
     shell:
         "python -m stages.lm_expert --experiment {wildcards.exp} --expert {wildcards.expert} --log {log}"
 
@@ -418,6 +464,8 @@ rule lm_hmr:
         "logs/{exp}/xelm/lm_hmr/{target}.log",
     resources:
         gpu=1,
+    conda:
+        ENV
     shell:
         "python -m stages.lm_hmr --experiment {wildcards.exp} --target {wildcards.target} --log {log}"
 
@@ -434,6 +482,8 @@ rule lm_lapt:
         "logs/{exp}/xelm/lm_lapt.log",
     resources:
         gpu=1,
+    conda:
+        ENV
     shell:
         "python -m stages.lm_lapt --experiment {wildcards.exp} --log {log}"
 
@@ -454,6 +504,8 @@ rule lm_eval:
         "logs/{exp}/xelm/lm_eval.log",
     resources:
         gpu=1,
+    conda:
+        ENV
     shell:
         "python -m stages.lm_eval --experiment {wildcards.exp} --log {log}"
 
@@ -472,6 +524,8 @@ rule lm_icl:
         "logs/{exp}/xelm/lm_icl.log",
     resources:
         gpu=1,
+    conda:
+        ENV
     shell:
         "python -m stages.lm_icl --experiment {wildcards.exp} --log {log}"
 
@@ -491,5 +545,7 @@ rule report:
         **tracked("report"),
     log:
         f"logs/{EXP}/report.log",
+    conda:
+        ENV
     shell:
         f"python -m stages.report --experiment {EXP} --log {{log}}"

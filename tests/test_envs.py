@@ -1,0 +1,121 @@
+"""The software environments (envs/): the conda file lists pyproject.toml's dependencies with torch pinned as
+scripts/env.sh installs it, the container builds install torch first and then pyproject's dependencies, and every
+Snakemake rule names the environment and the image, so that ``snakemake --lint`` reports nothing.
+
+Building the images needs a container builder and the base image's registry; ``test_container_image_builds``
+(``--slow``) builds envs/Dockerfile where docker, podman or buildah can, and is skipped, saying so, elsewhere."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+
+from .conftest import ROOT, copy_repo, venv_env
+
+ENVS = ROOT / "envs"
+
+
+def _pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def _env_sh_torch() -> str:
+    """scripts/env.sh's default torch (``${TORCH_SPEC:-torch==...}``)."""
+    found = re.search(r"\$\{TORCH_SPEC:-([^}]+)\}", (ROOT / "scripts" / "env.sh").read_text(encoding="utf-8"))
+    assert found, "scripts/env.sh has no ${TORCH_SPEC:-...} default"
+    return found.group(1)
+
+
+def test_conda_file_lists_pyprojects_dependencies_with_env_shs_torch() -> None:
+    conda = yaml.safe_load((ENVS / "lsnmt.yaml").read_text(encoding="utf-8"))
+    assert conda["name"] == "lsnmt" and "conda-forge" in conda["channels"]
+    deps = conda["dependencies"]
+    python = next(d for d in deps if isinstance(d, str) and d.startswith("python="))
+    assert Requirement(f"python{_pyproject()['project']['requires-python']}").specifier.contains(
+        python.split("=", 1)[1] + ".0"
+    )
+    assert "pip" in deps
+    pip = next(d["pip"] for d in deps if isinstance(d, dict))
+    ours = {Requirement(r).name: Requirement(r) for r in pip}
+    theirs = {Requirement(r).name: Requirement(r) for r in _pyproject()["project"]["dependencies"]}
+    assert list(ours) == list(theirs), "envs/lsnmt.yaml's pip list differs from pyproject.toml's dependencies"
+    for name, req in theirs.items():
+        if name != "torch":
+            assert str(ours[name]) == str(req), name
+    torch = ours["torch"]
+    assert str(torch) == _env_sh_torch(), "the conda file pins another torch than scripts/env.sh installs"
+    pinned = next(iter(torch.specifier)).version
+    assert theirs["torch"].specifier.contains(pinned), f"torch {pinned} does not satisfy pyproject's {theirs['torch']}"
+
+
+def test_container_builds_install_torch_first_then_pyprojects_dependencies() -> None:
+    script = (ENVS / "install.sh").read_text(encoding="utf-8")
+    assert f"${{TORCH_SPEC:-{_env_sh_torch()}}}" in script
+    lines = script.splitlines()
+    torch_at = next(i for i, line in enumerate(lines) if "pip install" in line and "TORCH_SPEC" in line)
+    deps_at = next(i for i, line in enumerate(lines) if "pip install" in line and "-r /tmp/lsnmt-requirements" in line)
+    assert torch_at < deps_at
+    # the command that writes the requirements, run here on our pyproject.toml, gives exactly its dependencies
+    command = next(line for line in lines if "tomllib" in line)
+    code = re.search(r"-c '([^']+)'", command)
+    assert code
+    listed = subprocess.run(
+        [sys.executable, "-c", code.group(1), str(ROOT / "pyproject.toml")], check=True, capture_output=True, text=True
+    ).stdout.split()
+    assert listed == _pyproject()["project"]["dependencies"]
+    docker, apptainer = (ENVS / "Dockerfile").read_text(encoding="utf-8"), (ENVS / "lsnmt.def").read_text("utf-8")
+    for text in (docker, apptainer):
+        assert "install.sh" in text and "pyproject.toml" in text and _env_sh_torch() in text
+
+
+def test_every_rule_names_the_environment_and_the_image_and_lint_is_clean(tmp_path: Path) -> None:
+    repo = copy_repo(tmp_path)
+    out = subprocess.run(["snakemake", "--lint"], cwd=repo, env=venv_env(), capture_output=True, text=True)
+    assert out.returncode == 0 and "Lints for" not in out.stdout + out.stderr, out.stdout[-3000:] + out.stderr[-3000:]
+    text = (ROOT / "Snakefile").read_text(encoding="utf-8")
+    rules = re.findall(r"^rule (\w+):", text, re.M)
+    assert text.count("    conda:\n        ENV\n") == len(rules) - 1  # every rule but `all` (it runs nothing)
+    assert 'ENV = "envs/lsnmt.yaml"' in text and (ROOT / "envs" / "lsnmt.yaml").is_file()
+    assert re.search(r'^container: os\.environ\.get\("LSNMT_CONTAINER"\) or "envs/lsnmt\.sif"', text, re.M)
+
+
+def _builder() -> list[str] | None:
+    """A container build command that can run here, or ``None``."""
+    if shutil.which("docker") and subprocess.run(["docker", "info"], capture_output=True).returncode == 0:
+        return ["docker", "build"]
+    if shutil.which("podman"):
+        return ["podman", "build"]
+    if shutil.which("buildah"):
+        return ["buildah", "bud"]
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_container_image_builds(tmp_path: Path) -> None:
+    """envs/Dockerfile builds and its Python imports the pipeline's packages (minutes: downloads torch)."""
+    build = _builder()
+    if build is None:
+        pytest.skip("no container builder here (docker daemon, podman or buildah): envs/Dockerfile was NOT built")
+    tag = "lsnmt-test:latest"
+    out = subprocess.run([*build, "-f", "envs/Dockerfile", "-t", tag, "."], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    run = [
+        build[0] if build[0] != "buildah" else "podman",
+        "run",
+        "--rm",
+        tag,
+        "python",
+        "-c",
+        "import torch, sacrebleu, sentencepiece, fasttext, markdown_it; print(torch.__version__)",
+    ]
+    done = subprocess.run(run, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip(), done.stderr[-2000:]
