@@ -538,6 +538,7 @@ rule report:
         code("report"),
     output:
         report("reports/README.md", category="Index", caption="reports/workflow.rst"),
+        "reports/index.html",
         directory("reports/tables"),
         report(directory("reports/figures"), patterns=["{paper}/{name}.png"], category="Figures",
                subcategory="{paper}", labels={"paper": "{paper}", "figure": "{name}"}),

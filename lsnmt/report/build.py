@@ -3,7 +3,9 @@
 For every transcribed table (``reports/paper/index.yaml``) it writes ``tables/<paper>/<stem>.{md,tex,csv}``
 (bound to our runs by ``lsnmt/report/specs``; an unbound table still appears, with "not run"), every figure of
 ``specs.FIGURES`` as ``figures/<paper>/<name>.{png,pdf}``, the extra tables of ``specs.EXTRA`` (data statistics,
-parameter counts), and ``README.md`` linking all of them with a one-line status each.
+parameter counts), ``README.md`` linking all of them with a one-line status each, and ``index.html``, the page to
+open after a run: the selected experiment's results with significance, then every table and figure inline
+(``lsnmt/report/html.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from lsnmt.io import atomic_write
 from lsnmt.report import paper as paper_tables
 from lsnmt.report import render, specs
 from lsnmt.report.figures import FigureOut
+from lsnmt.report.html import write_page
 from lsnmt.report.item import Item
 from lsnmt.report.runs import Results
 from lsnmt.report.table import Built, build
@@ -48,6 +51,8 @@ def index_md(items: list[Item], results: Results) -> str:
              "(near-empty, or below 1 BLEU: `lsnmt/eval/degenerate.py`), and a direction the significance test left "
              "untested for that reason (LSL Table 8); a win ratio between degenerate outputs reads `n/a "
              "(degenerate)`: never a verdict.", "",
+             "The same items on one page, tables and figures inline, after the run's own results with significance: "
+             "[index.html](index.html).", "",
              "Status: **reproduced** (every compared cell within tolerance: 1 BLEU/chrF point, 5 points for "
              "rates, 2% for parameter counts, 5% for perplexities), **differs**, or **not run**.", ""]
     counts: dict[str, int] = {}
@@ -70,7 +75,7 @@ def index_md(items: list[Item], results: Results) -> str:
 
 
 def report(results: Results, out: Path, paper_dir: Path | None = None) -> list[Item]:
-    """Write every table, figure and the index under ``out`` (``reports/``)."""
+    """Write every table, figure, the index and the page under ``out`` (``reports/``)."""
     items: list[Item] = []
     paper_dir = paper_dir or paper_tables.ROOT
     metas = paper_tables.index(paper_dir)
@@ -85,6 +90,7 @@ def report(results: Results, out: Path, paper_dir: Path | None = None) -> list[I
         items.extend(extra(results, out))
     with atomic_write(out / "README.md") as f:
         f.write(index_md(items, results))
+    write_page(items, results, out, PAPERS)
     log.info("report: %d items (%s)", len(items),
              ", ".join(f"{s}: {sum(it.status == s for it in items)}" for s in ("reproduced", "differs", "not run")))
     return items

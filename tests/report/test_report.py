@@ -61,6 +61,8 @@ def test_every_paper_table_and_figure_is_written(tmp_path: Path, results: Result
             assert path.is_file() and path.stat().st_size > 0, path
     index = (out / "README.md").read_text(encoding="utf-8")
     assert all(it.links[0] in index for it in items if it.links)
+    page = (out / "index.html").read_text(encoding="utf-8")  # the same items on one page, every file linked
+    assert "[index.html](index.html)" in index and all(f'href="{link}"' in page for it in items for link in it.links)
     assert {"lmsfd", "clm", "lsl", "xelm"} <= {it.paper for it in items}
     for it in items:
         for link in it.links:

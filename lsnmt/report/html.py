@@ -1,0 +1,185 @@
+"""``reports/index.html``: the one page to open after a run.
+
+It opens with the selected experiment's evaluation (``results/{exp}/evaluate/summary.md``: per test set and
+metric the papers' averages, the win ratio and the paired-bootstrap significance counts against the baseline,
+degenerate output marked), then every paper's tables and figures inline, in the order of ``reports/README.md``:
+each item's Markdown table rendered as HTML, each PNG shown, and links to every file (Markdown, LaTeX, CSV, PDF).
+Nothing is computed here: the page renders what the report stage and the evaluate stage wrote, so it always agrees
+with ``reports/README.md`` and the files it links. Headings inside an embedded file are shifted below the page's
+own, and its relative links and images are rebased onto ``reports/``.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import posixpath
+import re
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path, PurePosixPath
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from lsnmt.io import atomic_write
+from lsnmt.report.item import Item
+from lsnmt.report.runs import Results, describe
+
+HERE = PurePosixPath(".")
+"""``reports/`` itself, as the folder of a file it holds."""
+IMAGES = (".png", ".svg", ".jpg", ".jpeg", ".gif")
+"""Linked files shown inline as images (a figure's PDF twin is linked only)."""
+
+CSS = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px; padding: 0 1em; color: #222; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
+.item { margin: 1.5em 0; padding-top: .5em; border-top: 1px dotted #ccc; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; margin: .6em 0; font-size: 12.5px; }
+th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; }
+img { max-width: 100%; border: 1px solid #eee; }
+code { background: #f5f5f5; padding: 0 2px; }
+.status { font-size: .8em; padding: 1px 6px; border-radius: 3px; margin-left: .5em; color: #fff; }
+.reproduced { background: #2e7d32; } .differs { background: #c62828; } .not-run { background: #757575; }
+.ours { background: #1565c0; }
+.files, .caption { color: #555; }
+"""
+
+
+@cache
+def _md() -> MarkdownIt:
+    """CommonMark with GitHub's tables; raw HTML in a file is shown as text, never interpreted."""
+    return MarkdownIt("commonmark", {"html": False}).enable("table")
+
+
+def rebase(url: str, base: PurePosixPath) -> str:
+    """``url`` written in a file of folder ``base`` (relative to ``reports/``), as seen from ``reports/``: absolute
+    URLs, absolute paths and anchors unchanged."""
+    if not url or url.startswith(("#", "/")) or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", url):
+        return url
+    return posixpath.normpath(posixpath.join(base.as_posix(), url))
+
+
+def _rebase_tokens(tokens: Iterable[Token], base: PurePosixPath, shift: int) -> None:
+    for tok in tokens:
+        if tok.type in ("heading_open", "heading_close"):
+            tok.tag = f"h{min(6, int(tok.tag[1]) + shift)}"
+        for attr in ("href", "src"):
+            value = tok.attrGet(attr)
+            if isinstance(value, str):
+                tok.attrSet(attr, rebase(value, base))
+        if tok.children:
+            _rebase_tokens(tok.children, base, shift)
+
+
+def md_html(text: str, base: PurePosixPath = HERE, shift: int = 0) -> str:
+    """Markdown as the report writes it -> HTML, headings ``shift`` levels lower, links rebased from ``base``."""
+    md = _md()
+    tokens = md.parse(text)
+    _rebase_tokens(tokens, base, shift)
+    return md.renderer.render(tokens, md.options, {})
+
+
+def anchor(*parts: str) -> str:
+    """An HTML id from ``parts``: lower-case letters, digits and ``-``."""
+    return re.sub(r"[^a-z0-9]+", "-", " ".join(parts).lower()).strip("-")
+
+
+def _status(status: str) -> str:
+    return f'<span class="status {anchor(status)}">{html.escape(status)}</span>'
+
+
+def item_html(item: Item, out: Path) -> str:
+    """One index item: heading with its status, caption, its Markdown tables and images inline, its files."""
+    parts = [
+        f'<section class="item" id="{anchor(item.paper, item.label)}">',
+        f"<h3>{html.escape(item.label)}{_status(item.status)}</h3>",
+    ]
+    if item.detail:
+        parts.append(f'<p class="files">{html.escape(item.detail)}</p>')
+    shown = False
+    for link in item.links:
+        rel = PurePosixPath(link)
+        if rel.suffix == ".md" and (out / rel).is_file():
+            parts.append(f'<div class="scroll">{md_html((out / rel).read_text(encoding="utf-8"), rel.parent, 3)}</div>')
+            shown = True
+        elif rel.suffix.lower() in IMAGES:
+            parts.append(f'<figure><img src="{html.escape(link)}" alt="{html.escape(item.label)}"></figure>')
+            shown = True
+    if item.caption and not shown:
+        parts.append(f'<p class="caption">{html.escape(item.caption)}</p>')
+    files = " ".join(
+        f'<a href="{html.escape(link)}">{html.escape(PurePosixPath(link).name)}</a>' for link in item.links
+    )
+    parts += [f'<p class="files">Files: {files or "none"}</p>', "</section>"]
+    return "\n".join(parts)
+
+
+def results_html(results: Results, out: Path) -> str:
+    """The selected experiment's evaluation summary, with links to its files; "not run" when it is absent."""
+    exp = results.params.get()
+    folder = results.results_dir / exp.name / "evaluate"
+    rel = PurePosixPath(Path(os.path.relpath(folder, out)).as_posix())
+    parts = [
+        f'<h2 id="results">Results of experiment <code>{html.escape(exp.name)}</code></h2>',
+        md_html(describe(exp) + "."),
+    ]
+    summary = folder / "summary.md"
+    if not summary.is_file():
+        return "\n".join(
+            [
+                *parts,
+                f"<p>not run: <code>{html.escape(str(summary))}</code> does not exist (run the "
+                "<code>evaluate</code> stage).</p>",
+            ]
+        )
+    links = " ".join(
+        f'<a href="{rel / name}">{name}</a>' for name in ("summary.md", "summary.json") if (folder / name).is_file()
+    )
+    return "\n".join(
+        [
+            *parts,
+            f'<div class="scroll">{md_html(summary.read_text(encoding="utf-8"), rel, 2)}</div>',
+            f'<p class="files">Files: {links}</p>',
+        ]
+    )
+
+
+def page(items: list[Item], results: Results, out: Path, papers: dict[str, str]) -> str:
+    """The whole page: the selected experiment's results, then each paper's items (``papers``: id -> title)."""
+    exp = results.params.get()
+    sections = [(key, name, [it for it in items if it.paper == key]) for key, name in papers.items()]
+    sections = [s for s in sections if s[2]]
+    toc = "".join(
+        f'<li><a href="#{anchor("paper", key)}">{html.escape(name)}</a> ({len(mine)} items)</li>'
+        for key, name, mine in sections
+    )
+    body = [
+        f"<h1>Results of <code>{html.escape(exp.name)}</code>, and every table and figure of the four papers</h1>",
+        "<p>Generated by the <code>report</code> stage (<code>python -m stages.report</code>) from the files it "
+        'links; the same items as <a href="README.md">README.md</a>, with tables and figures inline. Each '
+        'paper table shows the paper\'s value as printed, ours at paper scale and the difference; "not run" '
+        "means that experiment has not run here. The embedded default run fills its own, separately labelled "
+        "cells: a tiny model, not comparable with the papers.</p>",
+        f'<ul><li><a href="#results">Results of <code>{html.escape(exp.name)}</code></a></li>{toc}</ul>',
+        results_html(results, out),
+    ]
+    for key, name, mine in sections:
+        body.append(f'<h2 id="{anchor("paper", key)}">{html.escape(name)}</h2>')
+        body += [item_html(it, out) for it in mine]
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>lsnmt: results of {html.escape(exp.name)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        + "\n".join(body)
+        + "\n</body>\n</html>\n"
+    )
+
+
+def write_page(items: list[Item], results: Results, out: Path, papers: dict[str, str]) -> Path:
+    """Write ``out/index.html`` atomically; return its path."""
+    path = out / "index.html"
+    with atomic_write(path) as fh:
+        fh.write(page(items, results, out, papers))
+    return path
