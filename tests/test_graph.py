@@ -83,3 +83,17 @@ def test_translate_plans_every_system_of_a_method_with_a_top_w_sweep() -> None:
         job = {k: f(dict(exp=e, method=m)) for k, f in params("translate", raw, lambda x, k: [], e).items()}
         assert job["method_cfg"]["sweep_top_w"] == [s.top_w for s in sweep]  # Snakemake's rerun trigger
         assert "method_cfg.{method}" in translate.params and "results/{exp}/translate" in evaluate.deps
+
+
+def test_bytecode_is_not_a_code_dependency() -> None:
+    """A run that writes ``__pycache__`` (PYTHONDONTWRITEBYTECODE unset, e.g. in the container) must not change the
+    hash of a code folder dvc.yaml lists (``lsnmt/eval``): .dvcignore leaves bytecode out."""
+    import subprocess
+
+    from .conftest import venv_env
+
+    def ignored(path: str) -> bool:
+        out = subprocess.run(["dvc", "check-ignore", path], cwd=ROOT, env=venv_env(), capture_output=True)
+        return out.returncode == 0
+
+    assert ignored("lsnmt/eval/__pycache__/scores.cpython-311.pyc") and not ignored("lsnmt/eval/scores.py")
