@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on the embedded default: create .venv if needed, then run the whole pipeline once, every paper's
-# stages on the embedded data and the report (reports/README.md), with `dvc repro` (one machine).
+# stages on the embedded data and the report (reports/index.html, reports/README.md), with `dvc repro` (one machine).
 #   SCALE=auto|cpu|gpu ./run.sh    the default's scale (README "The default run"): `cpu` runs experiment `default`
 #                                  (five methods, sized for 2 cores), `gpu` runs `default_gpu` (every method, sized
 #                                  for one GPU); `auto` (the default) picks gpu when torch sees CUDA. On DVC a switch
@@ -19,3 +19,4 @@ elif [ ${#switch[@]} -gt 0 ]; then
 else
   dvc repro "$@"
 fi
+echo "run.sh: done. Open reports/index.html (the results, then every table and figure); dvc metrics show"

@@ -7,7 +7,7 @@
 #   sh envs/install.sh /path/to/pyproject.toml
 set -eu
 PYPROJECT=${1:?usage: install.sh PYPROJECT}
-for var in PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_FIND_LINKS; do  # a mirror or wheel folder, where given
+for var in PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_FIND_LINKS PIP_CERT; do  # a mirror, wheels, a CA bundle: if given
   eval "[ -n \"\${$var:-}\" ]" || unset "$var"
 done
 export DEBIAN_FRONTEND=noninteractive

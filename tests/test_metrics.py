@@ -225,6 +225,13 @@ def test_dvc_exp_show_lists_the_experiment_params_and_metrics(repo: tuple[Path, 
     # the README's filter leaves the selection and the metrics: no other experiment's settings, no dependency
     assert not [c for c in row if c.startswith(("experiments.", "lsnmt/", "data/"))], list(row)[:30]
     assert len(row) < 120, f"{len(row)} columns after the README's filter"
+    keep = re.search(r"^dvc exp show --drop '\.\*' --keep '([^']+)'", readme, re.M)
+    assert keep, "README.md lost its `dvc exp show --drop '.*' --keep '...'` command"
+    few = _exp_show(path, "--drop", ".*", "--keep", keep.group(1) + "|^rev$")  # rev: to find the workspace row
+    assert {c for c in few if c.endswith(":bleu.all")} == {
+        f"results/default/metrics/evaluate/test/{m}.json:bleu.all" for m in methods
+    }
+    assert few["experiment"] == "default"
 
 
 @pytest.mark.timeout(300)
