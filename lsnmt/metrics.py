@@ -21,8 +21,9 @@ column per key of any file (the default's table is about 190 characters wide, ``
   against naive (LMS-FD Tables 4-5); ``params``, ``params_eff``.
 * ``lm_eval`` (``xelm_ppl_rows``): ``{model}.json``, ``ppl`` averaged over the pretraining languages (x-elm
   Table 1's avg. column) for seed, dense, TF-IDF top-1 / ensemble and typology experts.
-* ``lm_icl`` (``xelm_icl_rows``): ``{setting}.json``, accuracy (%) averaged over languages per ``task@shots``
-  (x-elm Table 3); none while no task ran.
+* ``lm_icl`` (``xelm_icl_rows``): ``{task@shots}/{setting}.json``, ``acc``: the accuracy (%) averaged over
+  languages (x-elm Table 3), one row per task, shots and setting so that every row shares that one column; none
+  while no task ran.
 """
 
 from __future__ import annotations
@@ -124,13 +125,12 @@ def xelm_ppl_rows(summary: Mapping[str, Any]) -> Rows:
 
 
 def xelm_icl_rows(summary: Mapping[str, Any]) -> Rows:
-    """Rows of the ``lm_icl`` stage's ``summary.json`` (``lsnmt/xelm/icl.py``: ``table3``): accuracy per
-    ``task@shots``, one file per setting."""
-    rows: Rows = {}
-    for task, settings in summary.get("table3", {}).items():
-        for setting, cell in settings.items():
-            rows.setdefault(f"{setting}.json", {})[task] = _round(cell["accuracy"])
-    return rows
+    """Rows of the ``lm_icl`` stage's ``summary.json`` (``lsnmt/xelm/icl.py``: ``table3``)."""
+    return {
+        f"{task}/{setting}.json": {"acc": _round(cell["accuracy"])}
+        for task, settings in summary.get("table3", {}).items()
+        for setting, cell in settings.items()
+    }
 
 
 def metrics_dir(exp: str, stage: str) -> Path:

@@ -85,9 +85,10 @@ def test_translate_plans_every_system_of_a_method_with_a_top_w_sweep() -> None:
         assert "method_cfg.{method}" in translate.params and "results/{exp}/translate" in evaluate.deps
 
 
-def test_bytecode_is_not_a_code_dependency() -> None:
+def test_bytecode_and_snakemakes_markers_are_no_part_of_the_graph() -> None:
     """A run that writes ``__pycache__`` (PYTHONDONTWRITEBYTECODE unset, e.g. in the container) must not change the
-    hash of a code folder dvc.yaml lists (``lsnmt/eval``): .dvcignore leaves bytecode out."""
+    hash of a code folder dvc.yaml lists (``lsnmt/eval``), nor Snakemake's ``.snakemake_timestamp`` that of an
+    output folder: .dvcignore leaves both out."""
     import subprocess
 
     from .conftest import venv_env
@@ -97,3 +98,4 @@ def test_bytecode_is_not_a_code_dependency() -> None:
         return out.returncode == 0
 
     assert ignored("lsnmt/eval/__pycache__/scores.cpython-311.pyc") and not ignored("lsnmt/eval/scores.py")
+    assert ignored("results/default/metrics/evaluate/.snakemake_timestamp")  # Snakemake's directory marker

@@ -123,7 +123,7 @@ def test_task_and_xelm_rows() -> None:
     assert rows["tydiqa/naive.json"]["em"] == 12.35
     assert xelm_ppl_rows(XELM)["typology.json"] == {"ppl": 359.12}
     icl = {"table3": {"xnli@0": {"seed": {"accuracy": 40.123, "win_rate": 0.0}, "dense": {"accuracy": 41.0}}}}
-    assert xelm_icl_rows(icl) == {"seed.json": {"xnli@0": 40.12}, "dense.json": {"xnli@0": 41.0}}
+    assert xelm_icl_rows(icl) == {"xnli@0/seed.json": {"acc": 40.12}, "xnli@0/dense.json": {"acc": 41.0}}
     assert xelm_icl_rows({"status": {"xnli": "not run"}, "table3": {}}) == {}
 
 
@@ -153,7 +153,18 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
         ("evaluate", mt_rows(summary)),
         ("task_eval", task_rows(TASKS)),
         ("lm_eval", xelm_ppl_rows(XELM)),
-        ("lm_icl", {}),
+        (
+            "lm_icl",
+            xelm_icl_rows(
+                {
+                    "table3": {
+                        f"{t}@{k}": {s: {"accuracy": 50.0 + k} for s in ("seed", "dense", "tfidf_ens")}
+                        for t in ("xnli", "xstorycloze", "pawsx")
+                        for k in (0, 8)
+                    }
+                }
+            ),
+        ),
     ):
         write_rows(repo / metrics_dir(exp, stage), rows)
     for i, method in enumerate(methods):
@@ -187,6 +198,7 @@ def test_dvc_metrics_show_prints_a_row_per_system_that_fits_a_terminal(repo: tup
         "f1",
         "em",
         "ppl",
+        "acc",
     } <= set(header)
     rows = {line.split()[0]: line for line in lines[1:] if line.strip()}
     for test_set in ("test", "test.tatoeba"):
