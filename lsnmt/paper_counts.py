@@ -146,11 +146,15 @@ def load_file(path: Path = COUNTS) -> CountsFile:
         raise ConfigError(f"{path}: {exc}") from None
 
 
-def load(params: Params, path: Path = COUNTS, root: Path = paper_tables.ROOT) -> list[PaperCount]:
+def load(
+    params: Params, path: Path = COUNTS, root: Path = paper_tables.ROOT, skipped: list[str] | None = None
+) -> list[PaperCount]:
     """Every link of ``path`` resolved against ``params`` and the paper tables under ``root``, in file order.
 
     Raises :class:`~lsnmt.typed.ConfigError` (file and key path) for a link to an unknown experiment, method,
-    task, note, paper or table, and :class:`~lsnmt.io.DataError` for a printed row that is not in the table.
+    task, note, paper or table, and :class:`~lsnmt.io.DataError` for a printed row that is not in the table. With a
+    ``skipped`` list, a link to an experiment that ``params`` does not define (a trimmed params.yaml, e.g. the
+    tests' tiny one) is not counted but named there (``groups[i].rows[j] (<paper> table <N>, experiment <e>)``).
     """
     links = load_file(path)
     out = []
@@ -158,6 +162,10 @@ def load(params: Params, path: Path = COUNTS, root: Path = paper_tables.ROOT) ->
     for i, group in enumerate(links.groups):
         name = f"{group.paper}/table{group.table}"
         for j, link in enumerate(group.rows):
+            experiment = link.experiment or group.experiment
+            if skipped is not None and experiment not in params.experiments:
+                skipped.append(f"groups[{i}].rows[{j}] ({group.paper} table {group.table}, experiment {experiment})")
+                continue
             try:
                 if name not in tables:
                     tables[name] = paper_tables.load(group.paper, group.table, root)
@@ -352,9 +360,10 @@ def implied_rows(row: PaperCount, paper: int, inference: bool = False) -> tuple[
     return -(-int(lo - fixed) // slope), int(hi - fixed - 1) // slope
 
 
-def param_table(params: Params, path: Path = COUNTS) -> list[ParamRow]:
-    """Every row of ``reports/params.csv``: the links of ``path`` resolved against ``params`` and counted."""
-    return [count(r) for r in load(params, path)]
+def param_table(params: Params, path: Path = COUNTS, skipped: list[str] | None = None) -> list[ParamRow]:
+    """Every row of ``reports/params.csv``: the links of ``path`` resolved against ``params`` and counted (with a
+    ``skipped`` list, links to experiments ``params`` lacks are named there instead: :func:`load`)."""
+    return [count(r) for r in load(params, path, skipped=skipped)]
 
 
 def _m(n: int | None) -> str:

@@ -2,7 +2,8 @@
 
 Every row of ``reports/paper/counts.yaml`` names a printed #params cell and the params.yaml configuration that
 reproduces it; :mod:`lsnmt.paper_counts` builds each on the meta device, and this stage prints the table and
-writes ``reports/params.csv``.
+writes ``reports/params.csv``. Rows whose experiment this params.yaml does not define (a trimmed one) are not
+counted: the log names each, and the CSV holds the rest.
 
     python -m stages.params
 """
@@ -29,7 +30,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--log", default=None, help="also write the log to this file")
     args = parser.parse_args(argv)
     setup_logging(args.log)
-    rows = param_table(Params.load(args.params))
+    skipped: list[str] = []
+    rows = param_table(Params.load(args.params), skipped=skipped)
+    if skipped:
+        log.warning(
+            "%d of %d rows not counted: %s does not define their experiments: %s",
+            len(skipped),
+            len(skipped) + len(rows),
+            args.params,
+            "; ".join(skipped),
+        )
     print(format_table(rows))
     with atomic_write(OUT) as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")

@@ -120,6 +120,20 @@ def test_stage_writes_csv(tmp_path: pytest.TempPathFactory, monkeypatch: pytest.
     assert "76.96M" in capsys.readouterr().out
 
 
+def test_stage_counts_what_a_trimmed_params_yaml_defines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A params.yaml without the paper experiments (the tests' tiny one): the stage writes no row it cannot count,
+    and the log names every row it left out, with its experiment."""
+    from stages import params
+
+    monkeypatch.chdir(tmp_path)
+    params.main(["--params", str(ROOT / "tests" / "fixtures" / "params.tiny.yaml"), "--log", "params.log"])
+    with open("reports/params.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows == []
+    warning = next(line for line in Path("params.log").read_text().splitlines() if "WARNING" in line)
+    assert f"{len(ROWS)} of {len(ROWS)} rows not counted" in warning and "experiment iwslt14" in warning
+
+
 def test_lmsfd_rows_cover_the_tables() -> None:
     rows = [r for r in ROWS if r.paper == LMS and r.kind is not None and r.task is None]  # translation
     tables = {t: sum(r.table == t for r in rows) for t in ("1", "2", "3", "6", "9")}
