@@ -8,6 +8,11 @@ self-attention, at future keys (``F.scaled_dot_product_attention``, which
 scales by ``d_h^-0.5`` as fairseq scales ``Q``); dropout applies to the attention
 probabilities.
 
+Beams share their sentence's memory: ``memory`` may have ``B`` rows for ``x``'s ``N = k B`` rows, rows
+``b k … b k + k - 1`` of ``x`` attending to row ``b`` of ``memory`` (beam search; the cross-attention keys and
+values are then projected and cached once per sentence, never copied per beam). The ``k`` queries of a sentence
+go through one attention call as ``k Tq`` queries over its keys, which gives each what its own call would.
+
 Initialisation (fairseq ``MultiheadAttention.reset_parameters``): ``xavier_uniform``
 on ``W_q, W_k, W_v`` with gain ``1/sqrt(2)`` when query, key and value dims are
 equal (gain 1 otherwise), ``xavier_uniform`` on ``W_out`` and ``b_out = 0``;
@@ -100,9 +105,11 @@ class MultiheadAttention(nn.Module):
 
     def _keys_values(self, x: Tensor, langs: LangContext, memory: Tensor | None,
                      cache: KVCache | None) -> tuple[Tensor, Tensor]:
-        if memory is not None:  # cross-attention: static keys, computed once per cache
+        if memory is not None:  # cross-attention: static keys, computed once per cache and sentence
             if cache is not None and cache.k is not None and cache.v is not None:
                 return cache.k, cache.v
+            if memory.size(0) != x.size(0):  # the memory's sentences, not the beams: their languages
+                langs = langs.take_every(x.size(0) // memory.size(0))
             k, v = self._heads(self.k_proj(memory, langs)), self._heads(self.v_proj(memory, langs))  # (B, H, S, Dh)
         else:  # self-attention: append this step's keys
             k, v = self._heads(self.k_proj(x, langs)), self._heads(self.v_proj(x, langs))  # (B, H, Tq, Dh)
@@ -122,19 +129,25 @@ class MultiheadAttention(nn.Module):
         causal: bool = False,
         cache: KVCache | None = None,
     ) -> Tensor:
-        """Attend from ``x (B, Tq, D)`` to ``memory (B, S, D)`` (cross) or to ``x`` itself (self).
+        """Attend from ``x (N, Tq, D)`` to ``memory (B, S, D)`` (cross; ``N = k B``: ``k`` beams per memory row)
+        or to ``x`` itself (self, ``N = B``).
 
         ``key_padding_mask (B, Tk)``: True at padded keys. With a self-attention
         ``cache``, ``x`` holds only the new positions and the keys are the cached
         ones plus the new ones (the mask, if given, must cover all of them).
-        Returns ``(B, Tq, D)``.
+        Returns ``(N, Tq, D)``.
         """
-        q = self._heads(self.q_proj(x, langs))  # (B, H, Tq, Dh)
-        k, v = self._keys_values(x, langs, memory, cache)  # (B, H, Tk, Dh)
-        mask = attention_mask(key_padding_mask, causal and memory is None, q.size(2), k.size(2), x.device)
+        n, tq = x.size(0), x.size(1)
+        if memory is not None and memory.size(0) != n and n % memory.size(0):
+            raise ValueError(f"{n} query rows cannot be the beams of {memory.size(0)} memory rows")
+        k, v = self._keys_values(x, langs, memory, cache)  # (B, H, Tk, Dh), B = N / beams
+        b = k.size(0)
+        beams = n // b if b else 0
+        q = self.q_proj(x, langs).reshape(b, beams * tq, self.heads, self.head_dim).transpose(1, 2)  # (B, H, k Tq, Dh)
+        mask = attention_mask(key_padding_mask, causal and memory is None, tq, k.size(2), x.device)
         p = self.dropout if self.training else 0.0
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # (B, H, Tq, Dh)
-        out = out.transpose(1, 2).reshape(x.size(0), x.size(1), self.embed_dim)  # (B, Tq, D)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # (B, H, k Tq, Dh)
+        out = out.transpose(1, 2).reshape(n, tq, self.embed_dim)  # (N, Tq, D)
         return self.out_proj(out, langs)
 
     def aux_loss(self) -> Tensor | None:
