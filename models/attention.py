@@ -34,20 +34,51 @@ from models.linear import Linear, LinearFactory
 
 @dataclass(eq=False)
 class KVCache:
-    """Projected keys and values of one attention module, ``(B, H, T, D_h)`` each.
+    """Projected keys and values of one attention module, ``k``, ``v``: ``(B, H, T, D_h)`` each.
 
-    Self-attention appends the new step's keys; cross-attention fills it once
-    from the encoder output (``static``) and reuses it.
+    Self-attention appends each step's keys (:meth:`append`) in place to a buffer ``(B, capacity, H, D_h)`` that
+    grows by doubling (``k``, ``v`` are views of its first ``T`` positions), so a step copies no earlier keys; a
+    beam reordering copies the ``T`` positions of each row once, into a second buffer that then takes over.
+    Cross-attention sets ``k``, ``v`` once from the encoder output and reuses them.
     """
 
     k: Tensor | None = None
     v: Tensor | None = None
+    _buffers: tuple[Tensor, Tensor] | None = None
+    _spare: tuple[Tensor, Tensor] | None = None
+    _length: int = 0
+
+    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Add ``k``, ``v`` ``(B, Tn, H, D_h)`` after the cached positions; all keys and values so far, as
+        ``(B, H, T, D_h)``."""
+        t, tn = self._length, k.size(1)
+        if self._buffers is None or t + tn > self._buffers[0].size(1):
+            size = (k.size(0), max(16, 2 * (t + tn)), *k.shape[2:])
+            grown = k.new_empty(size), v.new_empty(size)
+            if self._buffers is not None:
+                grown[0][:, :t], grown[1][:, :t] = self._buffers[0][:, :t], self._buffers[1][:, :t]
+            self._buffers, self._spare = grown, None
+        kb, vb = self._buffers
+        kb[:, t : t + tn], vb[:, t : t + tn] = k, v
+        self._length = t + tn
+        self.k, self.v = kb[:, : t + tn].transpose(1, 2), vb[:, : t + tn].transpose(1, 2)
+        return self.k, self.v
 
     def reorder_(self, idx: Tensor) -> None:
-        """Keep rows ``idx`` in that order (beam search), in place."""
-        if self.k is not None and self.v is not None:
-            self.k = self.k.index_select(0, idx)
-            self.v = self.v.index_select(0, idx)
+        """Keep rows ``idx`` in that order (beam search, dropping finished sentences), in place."""
+        if self.k is None or self.v is None:
+            return
+        if self._buffers is None:  # static keys (cross-attention)
+            self.k, self.v = self.k.index_select(0, idx), self.v.index_select(0, idx)
+            return
+        t, (kb, vb) = self._length, self._buffers
+        spare = self._spare
+        if spare is None or spare[0].size(0) != idx.numel():
+            spare = kb.new_empty((idx.numel(), *kb.shape[1:])), vb.new_empty((idx.numel(), *vb.shape[1:]))
+        torch.index_select(kb[:, :t], 0, idx, out=spare[0][:, :t])
+        torch.index_select(vb[:, :t], 0, idx, out=spare[1][:, :t])
+        self._buffers, self._spare = spare, ((kb, vb) if kb.size(0) == idx.numel() else None)
+        self.k, self.v = spare[0][:, :t].transpose(1, 2), spare[1][:, :t].transpose(1, 2)
 
 
 def attention_mask(
@@ -111,13 +142,14 @@ class MultiheadAttention(nn.Module):
             if memory.size(0) != x.size(0):  # the memory's sentences, not the beams: their languages
                 langs = langs.take_every(x.size(0) // memory.size(0))
             k, v = self._heads(self.k_proj(memory, langs)), self._heads(self.v_proj(memory, langs))  # (B, H, S, Dh)
-        else:  # self-attention: append this step's keys
-            k, v = self._heads(self.k_proj(x, langs)), self._heads(self.v_proj(x, langs))  # (B, H, Tq, Dh)
-            if cache is not None and cache.k is not None and cache.v is not None:
-                k, v = torch.cat([cache.k, k], dim=2), torch.cat([cache.v, v], dim=2)
-        if cache is not None:
-            cache.k, cache.v = k, v
-        return k, v
+            if cache is not None:
+                cache.k, cache.v = k, v
+            return k, v
+        shape = (x.size(0), x.size(1), self.heads, self.head_dim)
+        k, v = self.k_proj(x, langs).view(shape), self.v_proj(x, langs).view(shape)  # (B, Tq, H, Dh)
+        if cache is None:
+            return k.transpose(1, 2), v.transpose(1, 2)
+        return cache.append(k, v)  # self-attention: after the earlier steps' keys, (B, H, T, Dh)
 
     def forward(
         self,
