@@ -75,10 +75,18 @@ class KVCache:
         spare = self._spare
         if spare is None or spare[0].size(0) != idx.numel():
             spare = kb.new_empty((idx.numel(), *kb.shape[1:])), vb.new_empty((idx.numel(), *vb.shape[1:]))
-        torch.index_select(kb[:, :t], 0, idx, out=spare[0][:, :t])
-        torch.index_select(vb[:, :t], 0, idx, out=spare[1][:, :t])
+        _select_rows(kb, t, idx, spare[0])
+        _select_rows(vb, t, idx, spare[1])
         self._buffers, self._spare = spare, ((kb, vb) if kb.size(0) == idx.numel() else None)
         self.k, self.v = spare[0][:, :t].transpose(1, 2), spare[1][:, :t].transpose(1, 2)
+
+
+def _select_rows(src: Tensor, t: int, idx: Tensor, dst: Tensor) -> None:
+    """``dst[i, :t] = src[idx[i], :t]`` in one pass, ``dst`` a buffer with room beyond ``t``."""
+    out = dst[:, :t]
+    torch.index_select(src[:, :t], 0, idx, out=out)
+    if out.data_ptr() != dst.data_ptr():  # a backend that reallocated the view instead of filling it
+        dst[:, :t] = out
 
 
 def attention_mask(

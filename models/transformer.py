@@ -99,6 +99,7 @@ class DecoderCache:
     stacks: dict[int, list[LayerCache]] = field(default_factory=dict)
     _split: list[tuple[int, Tensor, Tensor]] | None = None
     _local: Tensor | None = None
+    _sub_langs: tuple[LangContext, list[LangContext]] | None = None
 
     def split(self) -> list[tuple[int, Tensor, Tensor]]:
         """``[(stack, rows, sentences)]`` of a mixed batch: found once per batch layout (a host sync), reused by
@@ -109,6 +110,16 @@ class DecoderCache:
             for _, rows, _ in self._split:
                 self._local[rows] = torch.arange(rows.numel(), device=rows.device)
         return self._split
+
+    def sub_langs(self, langs: LangContext) -> list[LangContext]:
+        """The languages of each stack's rows (in :meth:`split`'s order), found once per batch layout with their
+        shared ids resolved, so that modules asking for them read nothing from the device at every step."""
+        if self._sub_langs is None or self._sub_langs[0] is not langs:
+            subs = [langs.index_select(rows) for _, rows, _ in self.split()]
+            for sub in subs:
+                sub.uniform_src, sub.uniform_tgt  # noqa: B018  (cached properties: resolved here, once)
+            self._sub_langs = (langs, subs)
+        return self._sub_langs[1]
 
     def reorder_(self, rows: Tensor) -> None:
         """Row ``i`` takes row ``rows[i]``'s state, a beam of the same sentence (beam search), in place.
@@ -145,7 +156,7 @@ class DecoderCache:
                                                  sentences.index_select(0, new_rows[:: self.beam] // self.beam))
             for cache in self.stacks[g]:
                 cache.select_(local_rows, local_sents)
-        self.group, self._split, self._local = new_group, None, None
+        self.group, self._split, self._local, self._sub_langs = new_group, None, None, None
 
 
 class Decoder(nn.Module):
@@ -202,8 +213,10 @@ class Decoder(nn.Module):
             x = self.stacks[uniform](x, langs, enc, self_pad, self._stack_caches(cache, uniform))
         else:
             out = torch.zeros_like(x)
-            for g, rows, sentences in self._split(ids, x.size(0) // max(enc.out.size(0), 1), cache):
-                y = self.stacks[g](x.index_select(0, rows), langs.index_select(rows), enc.index_select(sentences),
+            split = self._split(ids, x.size(0) // max(enc.out.size(0), 1), cache)
+            subs = cache.sub_langs(langs) if cache is not None else [langs.index_select(r) for _, r, _ in split]
+            for (g, rows, sentences), sub in zip(split, subs, strict=True):
+                y = self.stacks[g](x.index_select(0, rows), sub, enc.index_select(sentences),
                                    None if self_pad is None else self_pad.index_select(0, rows),
                                    self._stack_caches(cache, g))
                 out = out.index_copy(0, rows, y)
