@@ -37,6 +37,10 @@ class PrefixCache:
         if self.prefix is not None:
             self.prefix = self.prefix.index_select(0, order)
 
+    def select_(self, rows: torch.Tensor, sentences: torch.Tensor) -> None:
+        del sentences  # the encoder output is the search's, selected by it
+        self.reorder_(rows)
+
 
 class Uncached(torch.nn.Module):
     """The same model, decoding every step over the full prefix without cached keys/values."""
@@ -49,7 +53,7 @@ class Uncached(torch.nn.Module):
     def encode(self, src, langs):
         return self.model.encode(src, langs)
 
-    def init_cache(self, langs):
+    def init_cache(self, langs, beam=1):
         return PrefixCache()
 
     def decode(self, last, enc, langs, cache):

@@ -8,6 +8,11 @@ self-attention, at future keys (``F.scaled_dot_product_attention``, which
 scales by ``d_h^-0.5`` as fairseq scales ``Q``); dropout applies to the attention
 probabilities.
 
+Beams share their sentence's memory: ``memory`` may have ``B`` rows for ``x``'s ``N = k B`` rows, rows
+``b k … b k + k - 1`` of ``x`` attending to row ``b`` of ``memory`` (beam search; the cross-attention keys and
+values are then projected and cached once per sentence, never copied per beam). The ``k`` queries of a sentence
+go through one attention call as ``k Tq`` queries over its keys, which gives each what its own call would.
+
 Initialisation (fairseq ``MultiheadAttention.reset_parameters``): ``xavier_uniform``
 on ``W_q, W_k, W_v`` with gain ``1/sqrt(2)`` when query, key and value dims are
 equal (gain 1 otherwise), ``xavier_uniform`` on ``W_out`` and ``b_out = 0``;
@@ -29,20 +34,59 @@ from models.linear import Linear, LinearFactory
 
 @dataclass(eq=False)
 class KVCache:
-    """Projected keys and values of one attention module, ``(B, H, T, D_h)`` each.
+    """Projected keys and values of one attention module, ``k``, ``v``: ``(B, H, T, D_h)`` each.
 
-    Self-attention appends the new step's keys; cross-attention fills it once
-    from the encoder output (``static``) and reuses it.
+    Self-attention appends each step's keys (:meth:`append`) in place to a buffer ``(B, capacity, H, D_h)`` that
+    grows by doubling (``k``, ``v`` are views of its first ``T`` positions), so a step copies no earlier keys; a
+    beam reordering copies the ``T`` positions of each row once, into a second buffer that then takes over.
+    Cross-attention sets ``k``, ``v`` once from the encoder output and reuses them.
     """
 
     k: Tensor | None = None
     v: Tensor | None = None
+    _buffers: tuple[Tensor, Tensor] | None = None
+    _spare: tuple[Tensor, Tensor] | None = None
+    _length: int = 0
+
+    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Add ``k``, ``v`` ``(B, Tn, H, D_h)`` after the cached positions; all keys and values so far, as
+        ``(B, H, T, D_h)``."""
+        t, tn = self._length, k.size(1)
+        if self._buffers is None or t + tn > self._buffers[0].size(1):
+            size = (k.size(0), max(16, 2 * (t + tn)), *k.shape[2:])
+            grown = k.new_empty(size), v.new_empty(size)
+            if self._buffers is not None:
+                grown[0][:, :t], grown[1][:, :t] = self._buffers[0][:, :t], self._buffers[1][:, :t]
+            self._buffers, self._spare = grown, None
+        kb, vb = self._buffers
+        kb[:, t : t + tn], vb[:, t : t + tn] = k, v
+        self._length = t + tn
+        self.k, self.v = kb[:, : t + tn].transpose(1, 2), vb[:, : t + tn].transpose(1, 2)
+        return self.k, self.v
 
     def reorder_(self, idx: Tensor) -> None:
-        """Keep rows ``idx`` in that order (beam search), in place."""
-        if self.k is not None and self.v is not None:
-            self.k = self.k.index_select(0, idx)
-            self.v = self.v.index_select(0, idx)
+        """Keep rows ``idx`` in that order (beam search, dropping finished sentences), in place."""
+        if self.k is None or self.v is None:
+            return
+        if self._buffers is None:  # static keys (cross-attention)
+            self.k, self.v = self.k.index_select(0, idx), self.v.index_select(0, idx)
+            return
+        t, (kb, vb) = self._length, self._buffers
+        spare = self._spare
+        if spare is None or spare[0].size(0) != idx.numel():
+            spare = kb.new_empty((idx.numel(), *kb.shape[1:])), vb.new_empty((idx.numel(), *vb.shape[1:]))
+        _select_rows(kb, t, idx, spare[0])
+        _select_rows(vb, t, idx, spare[1])
+        self._buffers, self._spare = spare, ((kb, vb) if kb.size(0) == idx.numel() else None)
+        self.k, self.v = spare[0][:, :t].transpose(1, 2), spare[1][:, :t].transpose(1, 2)
+
+
+def _select_rows(src: Tensor, t: int, idx: Tensor, dst: Tensor) -> None:
+    """``dst[i, :t] = src[idx[i], :t]`` in one pass, ``dst`` a buffer with room beyond ``t``."""
+    out = dst[:, :t]
+    torch.index_select(src[:, :t], 0, idx, out=out)
+    if out.data_ptr() != dst.data_ptr():  # a backend that reallocated the view instead of filling it
+        dst[:, :t] = out
 
 
 def attention_mask(
@@ -100,17 +144,20 @@ class MultiheadAttention(nn.Module):
 
     def _keys_values(self, x: Tensor, langs: LangContext, memory: Tensor | None,
                      cache: KVCache | None) -> tuple[Tensor, Tensor]:
-        if memory is not None:  # cross-attention: static keys, computed once per cache
+        if memory is not None:  # cross-attention: static keys, computed once per cache and sentence
             if cache is not None and cache.k is not None and cache.v is not None:
                 return cache.k, cache.v
+            if memory.size(0) != x.size(0):  # the memory's sentences, not the beams: their languages
+                langs = langs.take_every(x.size(0) // memory.size(0))
             k, v = self._heads(self.k_proj(memory, langs)), self._heads(self.v_proj(memory, langs))  # (B, H, S, Dh)
-        else:  # self-attention: append this step's keys
-            k, v = self._heads(self.k_proj(x, langs)), self._heads(self.v_proj(x, langs))  # (B, H, Tq, Dh)
-            if cache is not None and cache.k is not None and cache.v is not None:
-                k, v = torch.cat([cache.k, k], dim=2), torch.cat([cache.v, v], dim=2)
-        if cache is not None:
-            cache.k, cache.v = k, v
-        return k, v
+            if cache is not None:
+                cache.k, cache.v = k, v
+            return k, v
+        shape = (x.size(0), x.size(1), self.heads, self.head_dim)
+        k, v = self.k_proj(x, langs).view(shape), self.v_proj(x, langs).view(shape)  # (B, Tq, H, Dh)
+        if cache is None:
+            return k.transpose(1, 2), v.transpose(1, 2)
+        return cache.append(k, v)  # self-attention: after the earlier steps' keys, (B, H, T, Dh)
 
     def forward(
         self,
@@ -122,19 +169,25 @@ class MultiheadAttention(nn.Module):
         causal: bool = False,
         cache: KVCache | None = None,
     ) -> Tensor:
-        """Attend from ``x (B, Tq, D)`` to ``memory (B, S, D)`` (cross) or to ``x`` itself (self).
+        """Attend from ``x (N, Tq, D)`` to ``memory (B, S, D)`` (cross; ``N = k B``: ``k`` beams per memory row)
+        or to ``x`` itself (self, ``N = B``).
 
         ``key_padding_mask (B, Tk)``: True at padded keys. With a self-attention
         ``cache``, ``x`` holds only the new positions and the keys are the cached
         ones plus the new ones (the mask, if given, must cover all of them).
-        Returns ``(B, Tq, D)``.
+        Returns ``(N, Tq, D)``.
         """
-        q = self._heads(self.q_proj(x, langs))  # (B, H, Tq, Dh)
-        k, v = self._keys_values(x, langs, memory, cache)  # (B, H, Tk, Dh)
-        mask = attention_mask(key_padding_mask, causal and memory is None, q.size(2), k.size(2), x.device)
+        n, tq = x.size(0), x.size(1)
+        if memory is not None and memory.size(0) != n and n % memory.size(0):
+            raise ValueError(f"{n} query rows cannot be the beams of {memory.size(0)} memory rows")
+        k, v = self._keys_values(x, langs, memory, cache)  # (B, H, Tk, Dh), B = N / beams
+        b = k.size(0)
+        beams = n // b if b else 0
+        q = self.q_proj(x, langs).reshape(b, beams * tq, self.heads, self.head_dim).transpose(1, 2)  # (B, H, k Tq, Dh)
+        mask = attention_mask(key_padding_mask, causal and memory is None, tq, k.size(2), x.device)
         p = self.dropout if self.training else 0.0
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # (B, H, Tq, Dh)
-        out = out.transpose(1, 2).reshape(x.size(0), x.size(1), self.embed_dim)  # (B, Tq, D)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # (B, H, k Tq, Dh)
+        out = out.transpose(1, 2).reshape(n, tq, self.embed_dim)  # (N, Tq, D)
         return self.out_proj(out, langs)
 
     def aux_loss(self) -> Tensor | None:

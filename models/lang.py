@@ -107,17 +107,27 @@ class LangContext:
                 out.__dict__[name] = self.__dict__[name]
         return out
 
+    def _keep_uniform(self, out: LangContext) -> LangContext:
+        """``out`` (rows of this context) with this context's known single ids: no device sync to find them."""
+        if len(out) > 0:
+            for name in ("uniform_src", "uniform_tgt"):
+                if self.__dict__.get(name) is not None:
+                    out.__dict__[name] = self.__dict__[name]
+        return out
+
     def index_select(self, idx: Tensor) -> LangContext:
         """Rows ``idx`` in that order (beam reordering, batch sub-selection)."""
-        return LangContext(self.src.index_select(0, idx), self.tgt.index_select(0, idx), self.route, self.progress)
+        out = LangContext(self.src.index_select(0, idx), self.tgt.index_select(0, idx), self.route, self.progress)
+        return self._keep_uniform(out)
 
     def repeat_interleave(self, k: int) -> LangContext:
         """Each row repeated ``k`` times in place: ``[a, b] -> [a, a, b, b]`` (beams of a sentence)."""
         out = LangContext(self.src.repeat_interleave(k), self.tgt.repeat_interleave(k), self.route, self.progress)
-        for name in ("uniform_src", "uniform_tgt"):
-            if name in self.__dict__ and k > 0:
-                out.__dict__[name] = self.__dict__[name]
-        return out
+        return self._keep_uniform(out)
+
+    def take_every(self, k: int) -> LangContext:
+        """Rows ``0, k, 2k, …``: one row per sentence of a batch of ``k`` beams each (undoes ``repeat_interleave``)."""
+        return self._keep_uniform(LangContext(self.src[::k], self.tgt[::k], self.route, self.progress))
 
     def to(self, device: torch.device | str) -> LangContext:
         return LangContext(self.src.to(device), self.tgt.to(device), self.route, self.progress)

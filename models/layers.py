@@ -104,14 +104,20 @@ def with_padding(langs: LangContext, padding_mask: Tensor | None) -> LangContext
 
 @dataclass(eq=False)
 class LayerCache:
-    """Incremental state of one decoder layer."""
+    """Incremental state of one decoder layer: self-attention keys per decoder row, cross-attention keys per
+    sentence (the beams of a sentence share them)."""
 
     self_attn: KVCache = field(default_factory=KVCache)
     cross_attn: KVCache = field(default_factory=KVCache)
 
-    def reorder_(self, idx: Tensor) -> None:
-        self.self_attn.reorder_(idx)
-        self.cross_attn.reorder_(idx)
+    def reorder_(self, rows: Tensor) -> None:
+        """Row ``i`` takes row ``rows[i]``'s self-attention state (beams of the same sentences)."""
+        self.self_attn.reorder_(rows)
+
+    def select_(self, rows: Tensor, sentences: Tensor) -> None:
+        """Keep decoder rows ``rows`` and sentences ``sentences``, in that order."""
+        self.self_attn.reorder_(rows)
+        self.cross_attn.reorder_(sentences)
 
 
 class DecoderLayer(nn.Module):

@@ -84,34 +84,79 @@ class DecoderStack(nn.Module):
 
 @dataclass(eq=False)
 class DecoderCache:
-    """Incremental decoding state: tokens consumed so far and per-stack layer caches.
+    """Incremental decoding state of ``N = beam * B`` decoder rows over ``B`` encoded sentences.
 
-    ``stacks[g]`` holds the caches of the rows routed to stack ``g``, in batch
-    order (``group == g``). Reordering maps each stack's rows to their new
-    positions, so mixed-direction batches reorder correctly too.
+    Rows ``b * beam … (b + 1) * beam - 1`` are the beams of sentence ``b`` and share its encoder output:
+    self-attention state is kept per row, cross-attention keys/values per sentence (computed at the first
+    step, never copied per beam). ``stacks[g]`` holds the caches of the rows routed to stack ``g``
+    (``group == g``), in batch order; beams of a sentence share its stack.
     """
 
-    group: Tensor  # (B,) stack index of each row
+    group: Tensor  # (N,) stack index of each row
     uniform: bool  # all rows use one stack: reorder without regrouping
+    beam: int = 1
     step: int = 0
     stacks: dict[int, list[LayerCache]] = field(default_factory=dict)
+    _split: list[tuple[int, Tensor, Tensor]] | None = None
+    _local: Tensor | None = None
+    _sub_langs: tuple[LangContext, list[LangContext]] | None = None
 
-    def reorder_(self, idx: Tensor) -> None:
-        """Keep rows ``idx`` in that order (beam search), in place."""
-        new_group = self.group.index_select(0, idx)
+    def split(self) -> list[tuple[int, Tensor, Tensor]]:
+        """``[(stack, rows, sentences)]`` of a mixed batch: found once per batch layout (a host sync), reused by
+        every step."""
+        if self._split is None:
+            self._split = [(g, rows, rows[:: self.beam] // self.beam) for g, rows in group_rows(self.group)]
+            self._local = torch.empty_like(self.group)  # each row's position among its stack's rows
+            for _, rows, _ in self._split:
+                self._local[rows] = torch.arange(rows.numel(), device=rows.device)
+        return self._split
+
+    def sub_langs(self, langs: LangContext) -> list[LangContext]:
+        """The languages of each stack's rows (in :meth:`split`'s order), found once per batch layout with their
+        shared ids resolved, so that modules asking for them read nothing from the device at every step."""
+        if self._sub_langs is None or self._sub_langs[0] is not langs:
+            subs = [langs.index_select(rows) for _, rows, _ in self.split()]
+            for sub in subs:
+                sub.uniform_src, sub.uniform_tgt  # noqa: B018  (cached properties: resolved here, once)
+            self._sub_langs = (langs, subs)
+        return self._sub_langs[1]
+
+    def reorder_(self, rows: Tensor) -> None:
+        """Row ``i`` takes row ``rows[i]``'s state, a beam of the same sentence (beam search), in place.
+
+        Only self-attention state moves, and no host sync happens once the layout is known (:meth:`split`).
+        """
+        if self.uniform:
+            for caches in self.stacks.values():
+                for cache in caches:
+                    cache.reorder_(rows)
+            return
+        split = self.split()
+        assert self._local is not None
+        for g, own, _ in split:
+            local = self._local.index_select(0, rows.index_select(0, own))
+            for cache in self.stacks.get(g, []):
+                cache.reorder_(local)
+
+    def select_(self, rows: Tensor, sentences: Tensor) -> None:
+        """Keep sentences ``sentences`` and their decoder rows ``rows`` (``beam`` per sentence, in the same order):
+        drop finished sentences, or reorder a batch. In place."""
+        new_group = self.group.index_select(0, rows)
         for g in list(self.stacks):
             if self.uniform:
-                local = idx
+                local_rows, local_sents = rows, sentences
             else:
                 old_rows = (self.group == g).nonzero().squeeze(1)
                 new_rows = (new_group == g).nonzero().squeeze(1)
                 if new_rows.numel() == 0:
                     del self.stacks[g]
                     continue
-                local = torch.searchsorted(old_rows, idx.index_select(0, new_rows))
+                local_rows = torch.searchsorted(old_rows, rows.index_select(0, new_rows))
+                local_sents = torch.searchsorted(old_rows[:: self.beam] // self.beam,
+                                                 sentences.index_select(0, new_rows[:: self.beam] // self.beam))
             for cache in self.stacks[g]:
-                cache.reorder_(local)
-        self.group = new_group
+                cache.select_(local_rows, local_sents)
+        self.group, self._split, self._local, self._sub_langs = new_group, None, None, None
 
 
 class Decoder(nn.Module):
@@ -132,9 +177,17 @@ class Decoder(nn.Module):
             return langs.tgt, langs.uniform_tgt
         return torch.zeros_like(langs.tgt), 0
 
-    def init_cache(self, langs: LangContext) -> DecoderCache:
+    def init_cache(self, langs: LangContext, beam: int = 1) -> DecoderCache:
+        """Empty state for rows with languages ``langs``, ``beam`` consecutive rows per sentence."""
         group, uniform = self.stack_ids(langs)
-        return DecoderCache(group=group, uniform=uniform is not None)
+        return DecoderCache(group=group, uniform=uniform is not None, beam=beam)
+
+    @staticmethod
+    def _split(ids: Tensor, beam: int, cache: DecoderCache | None) -> list[tuple[int, Tensor, Tensor]]:
+        """``[(stack, rows, sentences)]``: the cache's (found once), else from ``ids``."""
+        if cache is not None:
+            return cache.split()
+        return [(g, rows, rows[::beam] // beam) for g, rows in group_rows(ids)]
 
     def _stack_caches(self, cache: DecoderCache | None, g: int) -> list[LayerCache] | None:
         if cache is None:
@@ -143,22 +196,27 @@ class Decoder(nn.Module):
 
     def forward(self, prev_tokens: Tensor, enc: EncoderOut, langs: LangContext,
                 cache: DecoderCache | None = None) -> Tensor:
-        """``prev_tokens (B, T)`` -> logits ``(B, T, V)``.
+        """``prev_tokens (N, T)`` -> logits ``(N, T, V)``; ``enc`` has ``B`` rows, ``N = k B`` (``k`` beams per
+        sentence, consecutive rows; 1 in training).
 
         With ``cache``, ``prev_tokens`` are only the new tokens (usually ``T = 1``),
         positions continue from ``cache.step`` and the cache is updated in place.
         """
         offset = 0 if cache is None else cache.step
-        x = self.embed(prev_tokens, offset)  # (B, T, D)
-        pad = prev_tokens.eq(self.padding_idx)
-        self_pad = pad if cache is None and bool(pad.any()) else None
+        x = self.embed(prev_tokens, offset)  # (N, T, D)
+        self_pad = None
+        if cache is None:  # incremental steps feed no padding
+            pad = prev_tokens.eq(self.padding_idx)
+            self_pad = pad if bool(pad.any()) else None
         ids, uniform = self.stack_ids(langs)
         if uniform is not None:  # fast path: one stack for the whole batch
             x = self.stacks[uniform](x, langs, enc, self_pad, self._stack_caches(cache, uniform))
         else:
             out = torch.zeros_like(x)
-            for g, rows in group_rows(ids):
-                y = self.stacks[g](x.index_select(0, rows), langs.index_select(rows), enc.index_select(rows),
+            split = self._split(ids, x.size(0) // max(enc.out.size(0), 1), cache)
+            subs = cache.sub_langs(langs) if cache is not None else [langs.index_select(r) for _, r, _ in split]
+            for (g, rows, sentences), sub in zip(split, subs, strict=True):
+                y = self.stacks[g](x.index_select(0, rows), sub, enc.index_select(sentences),
                                    None if self_pad is None else self_pad.index_select(0, rows),
                                    self._stack_caches(cache, g))
                 out = out.index_copy(0, rows, y)
@@ -195,9 +253,10 @@ class Transformer(nn.Module):
                cache: DecoderCache | None = None) -> Tensor:
         return self.decoder(prev_tokens, enc, langs, cache)
 
-    def init_cache(self, langs: LangContext) -> DecoderCache:
-        """Empty incremental state for a batch with these languages."""
-        return self.decoder.init_cache(langs)
+    def init_cache(self, langs: LangContext, beam: int = 1) -> DecoderCache:
+        """Empty incremental state for decoder rows with languages ``langs`` (``beam`` consecutive rows per
+        sentence of the encoder output)."""
+        return self.decoder.init_cache(langs, beam)
 
     def aux_loss(self) -> Tensor | None:
         """Sum of the sub-modules' auxiliary losses of the last forward (``None`` if none has one)."""

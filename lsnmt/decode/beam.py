@@ -20,78 +20,66 @@ depended on batching), and a step keeps every EOS hypothesis it finalises
 (fairseq drops those beyond the ``beam`` a sentence needs, which can drop a
 better-normalised one); with a beam as large as the hypothesis space the
 search is therefore exhaustive.
+
+Cost: the encoder output and the cross-attention keys/values are computed once per sentence and shared by its
+beams (``models.attention``); only the self-attention state follows the beams. Finalised hypotheses are written
+to device buffers (at most ``2 beam - 1`` per sentence: fewer than ``beam`` before a step, at most ``beam`` more
+in it), read once at the end; finished sentences leave the batch at the checks of ``lsnmt.decode.common``.
+``beam = 1`` is greedy search (:mod:`lsnmt.decode.greedy`), which gives the same hypotheses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
-
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
+from lsnmt.decode.common import (
+    Hypothesis,
+    LiveBatch,
+    SearchResult,
+    Seq2Seq,
+    max_lengths,
+    results,
+    start_and_limits,
+    step_lprobs,
+    tag_start_tokens,
+)
+from lsnmt.decode.greedy import greedy_search
 from models.lang import LangContext
-from models.transformer import DecoderCache, EncoderOut
+
+__all__ = ["Hypothesis", "SearchResult", "beam_search", "greedy_search", "max_lengths", "tag_start_tokens"]
 
 
-class Seq2Seq(Protocol):
-    """What the search needs from a model (``models.transformer.Transformer``)."""
+class Finalised:
+    """Device buffers of the finalised hypotheses of ``B`` sentences, ``slots`` each, in the order found."""
 
-    max_positions: int
+    def __init__(self, B: int, slots: int, steps: int, pad: int, device: torch.device) -> None:
+        self.bin = slots  # one more slot takes the candidates that are not finalised
+        self.score = torch.zeros(B, slots + 1, device=device)  # s(y EOS), not normalised
+        self.length = torch.zeros(B, slots + 1, dtype=torch.long, device=device)
+        self.tokens = torch.full((B, slots + 1, steps), pad, dtype=torch.long, device=device)
+        self.count = torch.zeros(B, dtype=torch.long, device=device)
 
-    def encode(self, src_tokens: Tensor, langs: LangContext) -> EncoderOut: ...
+    def add(self, alive: Tensor, finish: Tensor, scores: Tensor, tokens: Tensor, step: int) -> None:
+        """Append, for live sentence ``b`` (input index ``alive[b]``), the candidates ``j`` with ``finish[b, j]``:
+        score ``scores[b, j]``, tokens ``tokens[b, j, :step]``. ``finish``, ``scores``: ``(B_live, K)``."""
+        count = self.count.index_select(0, alive)  # (B_live,)
+        slot = count.unsqueeze(1) + finish.long().cumsum(1) - 1
+        slot = torch.where(finish, slot, self.bin)  # (B_live, K)
+        sent = alive.unsqueeze(1).expand_as(slot)
+        self.score[sent, slot] = scores
+        self.length[sent, slot] = step
+        self.tokens[sent, slot] = tokens
+        self.count[alive] = count + finish.sum(1)
 
-    def decode(self, prev_tokens: Tensor, enc: EncoderOut, langs: LangContext,
-               cache: DecoderCache | None = None) -> Tensor: ...
-
-    def init_cache(self, langs: LangContext) -> DecoderCache: ...
-
-
-@dataclass(frozen=True)
-class Hypothesis:
-    tokens: list[int]
-    """Token ids, without the start token and EOS."""
-    score: float
-    """Length-normalised log-probability ``s(y EOS) / |y EOS| ** lenpen``."""
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    tokens: list[list[int]]
-    """Best hypothesis of each sentence (no start token, no EOS)."""
-    scores: Tensor
-    """``(B,)`` its score."""
-    nbest: list[list[Hypothesis]]
-    """Up to ``nbest`` finalised hypotheses per sentence, best first."""
-
-
-def tag_start_tokens(langs: LangContext, tag_ids: Sequence[int] | Tensor) -> Tensor:
-    """Decoder start token of each row: the tag of its target language, ``(B,)``."""
-    tags = torch.as_tensor(tag_ids, dtype=torch.long, device=langs.tgt.device)
-    return tags.index_select(0, langs.tgt)
-
-
-def max_lengths(src_tokens: Tensor, pad: int, a: float, b: int, cap: int) -> Tensor:
-    """``min(floor(a * |x| + b), cap)`` per sentence, ``(B,)`` long (``|x|`` counts non-pad tokens)."""
-    src_len = src_tokens.ne(pad).sum(1).to(torch.float64)
-    return (a * src_len + b).floor().clamp(max=cap).long()
-
-
-def _step_lprobs(model: Seq2Seq, tokens: Tensor, enc: EncoderOut, langs: LangContext, cache: DecoderCache,
-                 step: int, *, pad: int, eos: int, min_len: int, at_max: Tensor) -> Tensor:
-    """Log-probabilities of the next token for every row ``(N, V)`` with fairseq's constraints."""
-    logits = model.decode(tokens[:, -1:], enc, langs, cache)[:, -1]  # (N, V)
-    lprobs = F.log_softmax(logits.float(), dim=-1)
-    lprobs[:, pad] = -torch.inf
-    eos_lp = lprobs[:, eos].clone()
-    if step < min_len:
-        lprobs[:, eos] = -torch.inf
-    # at the maximum length only EOS may follow (with its own log-probability)
-    lprobs = torch.where(at_max.unsqueeze(1), torch.full_like(lprobs, -torch.inf), lprobs)
-    lprobs[:, eos] = torch.where(at_max, eos_lp, lprobs[:, eos])
-    return lprobs
+    def hypotheses(self, lenpen: float) -> list[list[Hypothesis]]:
+        """Every sentence's hypotheses with normalised scores (computed in double, as one host read)."""
+        counts, lengths = self.count.tolist(), self.length.tolist()
+        scores, tokens = self.score.tolist(), self.tokens.tolist()
+        return [
+            [Hypothesis(tokens[b][i][: lengths[b][i]], scores[b][i] / (lengths[b][i] + 1) ** lenpen) for i in range(n)]
+            for b, n in enumerate(counts)
+        ]
 
 
 @torch.no_grad()
@@ -109,96 +97,73 @@ def beam_search(
     pad: int = 1,
     start_tokens: Tensor | None = None,
     nbest: int = 1,
+    check_every: int | None = None,
 ) -> SearchResult:
     """Translate ``src_tokens (B, S)``; ``beam=1`` is greedy search.
 
     ``start_tokens (B,)``: first decoder input per sentence (default: EOS, as fairseq);
     ``min_len``: EOS is banned before this many tokens; ``max_len_a/b``: at most
-    ``floor(a * |x| + b)`` tokens (also capped by the model's ``max_positions - 1``).
+    ``floor(a * |x| + b)`` tokens (also capped by the model's ``max_positions - 1``);
+    ``check_every``: steps between finished-sentence checks (``None``: ``lsnmt.decode.common``'s default).
     """
+    if beam == 1:
+        return greedy_search(
+            model,
+            src_tokens,
+            langs,
+            lenpen=lenpen,
+            max_len_a=max_len_a,
+            max_len_b=max_len_b,
+            min_len=min_len,
+            eos=eos,
+            pad=pad,
+            start_tokens=start_tokens,
+            check_every=check_every,
+        )
     B, K, device = src_tokens.size(0), beam, src_tokens.device
-    enc = model.encode(src_tokens, langs).repeat_interleave(K)
-    langs_k = langs.repeat_interleave(K)
-    cache = model.init_cache(langs_k)
-    start = torch.full((B,), eos, dtype=torch.long, device=device) if start_tokens is None else start_tokens
-    tokens = start.repeat_interleave(K).unsqueeze(1)  # (N, 1), N = B * K
+    start, max_lens, steps = start_and_limits(
+        model, src_tokens, start_tokens, eos=eos, pad=pad, max_len_a=max_len_a, max_len_b=max_len_b
+    )
+    live = LiveBatch(model, src_tokens, langs, K, check_every)
+    tokens = torch.full((B * K, steps + 1), pad, dtype=torch.long, device=device)  # (N, T + 1), N = B_live * K
+    tokens[:, 0] = start.repeat_interleave(K)
     scores = torch.full((B, K), -torch.inf, device=device)
     scores[:, 0] = 0.0  # all beams start identical: expand only the first
-    max_lens = max_lengths(src_tokens, pad, max_len_a, max_len_b, model.max_positions - 1)  # (B,)
-    finalized: list[list[Hypothesis]] = [[] for _ in range(B)]
+    final = Finalised(B, 2 * K - 1, steps, pad, device)
     done = torch.zeros(B, dtype=torch.bool, device=device)
-    base = (torch.arange(B, device=device) * K).unsqueeze(1)  # (B, 1)
-
-    for step in range(int(max_lens.max()) + 1 if B else 0):
-        at_max = (step >= max_lens).repeat_interleave(K)  # (N,)
-        lprobs = _step_lprobs(model, tokens, enc, langs_k, cache, step, pad=pad, eos=eos, min_len=min_len,
-                              at_max=at_max)
+    for step in range(steps):
+        if live.due(step) and (keep := live.drop_finished(done)) is not None:
+            if keep.numel() == 0:
+                break
+            tokens, scores = tokens.index_select(0, live.rows(keep)), scores[keep]
+            done, max_lens = done[keep], max_lens[keep]
+        n = scores.size(0)
+        lprobs = step_lprobs(
+            model,
+            tokens[:, step : step + 1],
+            live.enc,
+            live.row_langs,
+            live.cache,
+            step,
+            pad=pad,
+            eos=eos,
+            min_len=min_len,
+            at_max=(step >= max_lens).repeat_interleave(K),
+        )
         V = lprobs.size(1)
-        cand = (scores.unsqueeze(2) + lprobs.view(B, K, V)).view(B, K * V)  # (B, K*V)
+        cand = (scores.unsqueeze(2) + lprobs.view(n, K, V)).view(n, K * V)  # (B_live, K*V)
         cand = cand.masked_fill(done.unsqueeze(1), -torch.inf)
-        cand_scores, cand_idx = cand.topk(min(2 * K, K * V), dim=1)  # (B, 2K), best first
+        cand_scores, cand_idx = cand.topk(min(2 * K, K * V), dim=1)  # (B_live, 2K), best first
         cand_beam, cand_tok = cand_idx // V, cand_idx % V
+        base = torch.arange(n, device=device).unsqueeze(1) * K  # (B_live, 1)
         is_eos = (cand_tok == eos) & torch.isfinite(cand_scores)
-        finish = is_eos.clone()
-        finish[:, K:] = False
-        for b, j in finish.nonzero().tolist():
-            row = b * K + int(cand_beam[b, j])
-            norm = float(cand_scores[b, j]) / (step + 1) ** lenpen
-            finalized[b].append(Hypothesis(tokens[row, 1:].tolist(), norm))
-        live_scores, live = cand_scores.masked_fill(is_eos, -torch.inf).topk(K, dim=1)  # (B, K)
-        order = (base + cand_beam.gather(1, live)).view(-1)  # (N,)
-        tokens = torch.cat([tokens.index_select(0, order), cand_tok.gather(1, live).view(-1, 1)], dim=1)
-        scores = live_scores
-        cache.reorder_(order)
-        n_final = torch.tensor([len(f) for f in finalized], device=device)
-        done |= (n_final >= K) | (step >= max_lens) | ~torch.isfinite(scores).any(1)
-        if bool(done.all()):
-            break
-    return _result(finalized, nbest, device)
-
-
-def _result(finalized: list[list[Hypothesis]], nbest: int, device: torch.device) -> SearchResult:
-    ranked = [sorted(hyps, key=lambda h: h.score, reverse=True)[:nbest] for hyps in finalized]
-    best = [hyps[0] if hyps else Hypothesis([], float("-inf")) for hyps in ranked]
-    scores = torch.tensor([h.score for h in best], device=device)
-    return SearchResult([h.tokens for h in best], scores, ranked)
-
-
-@torch.no_grad()
-def greedy_search(
-    model: Seq2Seq,
-    src_tokens: Tensor,
-    langs: LangContext,
-    *,
-    lenpen: float = 1.0,
-    max_len_a: float = 0.0,
-    max_len_b: int = 200,
-    min_len: int = 1,
-    eos: int = 2,
-    pad: int = 1,
-    start_tokens: Tensor | None = None,
-) -> SearchResult:
-    """Arg-max decoding with the cache: ``y_t = argmax_w log p(w | y_<t, x)`` until EOS.
-
-    Scores are normalised like :func:`beam_search`'s, which equals it for ``beam=1``.
-    """
-    B, device = src_tokens.size(0), src_tokens.device
-    enc = model.encode(src_tokens, langs)
-    cache = model.init_cache(langs)
-    start = torch.full((B,), eos, dtype=torch.long, device=device) if start_tokens is None else start_tokens
-    tokens = start.unsqueeze(1)  # (B, 1)
-    total = torch.zeros(B, dtype=torch.float, device=device)
-    max_lens = max_lengths(src_tokens, pad, max_len_a, max_len_b, model.max_positions - 1)
-    finished: list[Hypothesis | None] = [None] * B
-    for step in range(int(max_lens.max()) + 1 if B else 0):
-        lprobs = _step_lprobs(model, tokens, enc, langs, cache, step, pad=pad, eos=eos, min_len=min_len,
-                              at_max=step >= max_lens)
-        best_lp, best = lprobs.max(dim=1)  # (B,)
-        total = total + best_lp
-        for b in (best == eos).nonzero().squeeze(1).tolist():
-            if finished[b] is None:
-                finished[b] = Hypothesis(tokens[b, 1:].tolist(), float(total[b]) / (step + 1) ** lenpen)
-        tokens = torch.cat([tokens, best.unsqueeze(1)], dim=1)
-        if all(h is not None for h in finished):
-            break
-    return _result([[h] if h is not None else [] for h in finished], 1, device)
+        ends = tokens.index_select(0, (base + cand_beam[:, :K]).view(-1))[:, 1:].view(n, K, steps)
+        final.add(live.alive, is_eos[:, :K], cand_scores[:, :K], ends, step)
+        scores, live_idx = cand_scores.masked_fill(is_eos, -torch.inf).topk(K, dim=1)  # (B_live, K)
+        order = (base + cand_beam.gather(1, live_idx)).view(-1)  # (N,)
+        tokens = tokens.index_select(0, order)
+        tokens[:, step + 1] = cand_tok.gather(1, live_idx).view(-1)
+        live.cache.reorder_(order)
+        n_final = final.count.index_select(0, live.alive)
+        done = done | (n_final >= K) | (step >= max_lens) | ~torch.isfinite(scores).any(1)
+    return results(final.hypotheses(lenpen), nbest, device)

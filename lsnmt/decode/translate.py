@@ -36,7 +36,8 @@ from tqdm import tqdm
 
 from lsnmt.config import Experiment
 from lsnmt.data.layout import test_set_subdir
-from lsnmt.decode.beam import beam_search, max_lengths
+from lsnmt.decode.beam import beam_search
+from lsnmt.decode.common import max_lengths
 from lsnmt.io import DataError, atomic_dir, write_json
 from lsnmt.methods import bind, resolve, systems, with_route, with_top_w
 from lsnmt.train.corpus import Direction, Vocab, load_split

@@ -73,3 +73,35 @@ def test_greedy_decoding_on_the_gpu_matches_the_cpu(device: torch.device, tmp_pa
     on_gpu = translate_direction(model.to(device), direction, exp, vocab, device)
     same = sum(a == b for a, b in zip(on_gpu, on_cpu, strict=True))
     assert same >= 0.9 * len(on_cpu), f"{same} / {len(on_cpu)}"  # a near-tie may flip an argmax on another device
+
+
+@pytest.mark.parametrize("beam", [1, 5])
+@pytest.mark.parametrize("mixed", [False, True])
+def test_search_steps_read_nothing_from_the_gpu(device: torch.device, beam: int, mixed: bool) -> None:
+    """Issue 21: no host sync per step. With no finished-sentence check inside the search (``check_every`` past the
+    last step), a 12-step search synchronises exactly as often as a 4-step one (before and after the loop)."""
+    import warnings
+
+    from lsnmt.decode import beam_search
+    from models.lang import LangContext
+    from tests.models.helpers import TOY_LS, random_batch, tiny
+
+    model = tiny(vocab=13, decoder="per-target", factories=TOY_LS).to(device)
+    src = random_batch(4, 6, 1, 13)[0].to(device)
+    langs = (
+        LangContext(torch.tensor([0, 1, 2, 0]), torch.tensor([1, 0, 0, 2])).to(device)
+        if mixed
+        else LangContext.single(0, 1, 4, device)
+    )
+
+    def syncs(length: int) -> int:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            torch.cuda.set_sync_debug_mode("warn")
+            try:
+                beam_search(model, src, langs, beam=beam, max_len_b=length, min_len=length, check_every=1000)
+            finally:
+                torch.cuda.set_sync_debug_mode("default")
+        return sum("synchroniz" in str(w.message) for w in caught)
+
+    assert syncs(12) == syncs(4)

@@ -112,18 +112,45 @@ def test_incremental_equals_full(normalize_before: bool, decoder: str) -> None:
     assert (full_one - inc_one).abs().max() < 1e-5
 
 
-def test_cache_reorder_matches_reordered_batch() -> None:
+def test_cache_select_matches_selected_batch() -> None:
     model = tiny(vocab=VOCAB, decoder="per-target", factories=TOY_LS)
     src, prev = random_batch(5, 7, 4, VOCAB)
     langs = mixed_langs()
-    order = torch.tensor([3, 3, 0, 4, 1])  # duplicates rows, like beam search
+    order = torch.tensor([3, 3, 0, 4, 1])  # duplicates and drops rows (sentences, one decoder row each)
     with torch.no_grad():
         enc = model.encode(src, langs)
         cache = model.init_cache(langs)
         model.decode(prev[:, :2], enc, langs, cache)
-        cache.reorder_(order)
+        cache.select_(order, order)
         step = model.decode(prev[order, 2:3], enc.index_select(order), langs.index_select(order), cache)
         full = model(src[order], torch.cat([prev[order, :2], prev[order, 2:3]], 1), langs.index_select(order))
+    assert (step[:, 0] - full[:, 2]).abs().max() < 1e-5
+
+
+@pytest.mark.parametrize("decoder", ["shared", "per-target"])
+def test_beams_share_their_sentence_memory(decoder: str) -> None:
+    """``k`` decoder rows per encoded sentence (beam search) give what the encoder output repeated per row gives,
+    through the cache, its beam reordering (self-attention only) and the removal of a sentence."""
+    model = tiny(vocab=VOCAB, decoder=decoder, factories=TOY_LS)
+    src, prev = random_batch(5, 7, 4, VOCAB)
+    langs, k = mixed_langs(), 3
+    rows_langs, rows_prev = langs.repeat_interleave(k), prev.repeat_interleave(k, 0)
+    rows_prev[1::k, 1:] = (rows_prev[1::k, 1:] - 3) % (VOCAB - 4) + 4  # beams of a sentence differ
+    beams = torch.tensor([[2, 0, 0], [1, 1, 2], [0, 2, 1], [0, 0, 0], [2, 1, 0]])  # (B, k): within each sentence
+    order = (torch.arange(5).unsqueeze(1) * k + beams).view(-1)
+    keep = torch.tensor([0, 2, 3, 4])  # sentence 1 finished
+    keep_rows = (keep.unsqueeze(1) * k + torch.arange(k)).view(-1)
+    with torch.no_grad():
+        enc = model.encode(src, langs)
+        cache = model.init_cache(rows_langs, beam=k)
+        model.decode(rows_prev[:, :2], enc, rows_langs, cache)
+        cache.reorder_(order)
+        cache.select_(keep_rows, keep)
+        step = model.decode(
+            rows_prev[order][keep_rows, 2:3], enc.index_select(keep), rows_langs.index_select(keep_rows), cache
+        )
+        expect = order[keep_rows]
+        full = model(src.repeat_interleave(k, 0)[expect], rows_prev[expect, :3], rows_langs.index_select(expect))
     assert (step[:, 0] - full[:, 2]).abs().max() < 1e-5
 
 

@@ -1,0 +1,231 @@
+# ruff: noqa: E402  (imports follow the sys.path set-up)
+"""Speed of the naive ``transformer_small`` against Hugging Face MarianMT at equal dimensions (not a test).
+
+    python -m benchmarks.vs_marian [--repeats 7] [--threads 2] [--steps 5] [--device cpu]
+
+Both models: 512/1024, 4 heads, 6+6 post-norm layers, ReLU, sinusoidal positions, scaled and tied
+embeddings, an 8,000-token vocabulary, dropout 0.1 (training), same random sources. One process measures:
+
+* training: ``benchmarks/train_speed.py``'s :func:`time_steps` (forward, label-smoothed loss, backward,
+  AdamW step) on ``--steps`` batches of 64 sentences x 30 tokens; AdamW (foreach) for both;
+* greedy and beam-5 decoding of 32 sentences (sources of 10-40 tokens) x 40 generated tokens: EOS is banned
+  for 40 tokens and forced after them, so both decode 41 steps per sentence. The project decodes through
+  ``lsnmt.decode.beam_search`` (what ``translate`` calls; beam 1 runs greedy search), Marian through ``generate``.
+
+Each repeat times the project and Marian back to back (the order alternates between repeats) and gives one
+ratio ``t_marian / t_project`` (> 1: the project is faster); printed: the median ratio over repeats and its
+range. The machine may be shared: compare ratios, never absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import Tensor, nn
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.train_speed import time_steps
+from lsnmt.config import ModelConfig
+from lsnmt.decode import beam_search
+from models.build import build_transformer
+from models.lang import LangContext
+
+VOCAB, PAD, EOS = 8000, 1, 2
+
+
+def marian(dropout: float = 0.1) -> nn.Module:
+    """MarianMT with ``transformer_small``'s dimensions (``transformers`` imported here: an optional dependency)."""
+    from transformers import MarianConfig, MarianMTModel
+
+    cfg = MarianConfig(
+        vocab_size=VOCAB,
+        decoder_vocab_size=VOCAB,
+        d_model=512,
+        encoder_layers=6,
+        decoder_layers=6,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=1024,
+        decoder_ffn_dim=1024,
+        activation_function="relu",
+        dropout=dropout,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
+        max_position_embeddings=1024,
+        scale_embedding=True,
+        pad_token_id=PAD,
+        eos_token_id=EOS,
+        decoder_start_token_id=EOS,
+        forced_eos_token_id=EOS,
+        share_encoder_decoder_embeddings=True,
+        tie_word_embeddings=True,
+    )
+    return MarianMTModel(cfg)
+
+
+class MarianSeq2Seq(nn.Module):
+    """``forward(src, prev, langs) -> logits (B, T, V)``, as :func:`time_steps` calls the project's model."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, src: Tensor, prev: Tensor, langs: LangContext) -> Tensor:
+        del langs
+        return self.model(
+            input_ids=src, attention_mask=src.ne(PAD), decoder_input_ids=prev, decoder_attention_mask=prev.ne(PAD)
+        ).logits
+
+
+@dataclass
+class Batch:
+    """What :func:`time_steps` reads of a training batch."""
+
+    src_tokens: Tensor
+    prev_output_tokens: Tensor
+    target: Tensor
+    langs: LangContext
+
+    def to(self, device: torch.device) -> Batch:
+        return Batch(
+            self.src_tokens.to(device),
+            self.prev_output_tokens.to(device),
+            self.target.to(device),
+            LangContext.single(0, 1, self.src_tokens.size(0), device),
+        )
+
+
+def train_batches(n: int, rows: int = 64, length: int = 30, seed: int = 0) -> list[Batch]:
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(n):
+        src = torch.randint(4, VOCAB, (rows, length), generator=g)
+        tgt = torch.randint(4, VOCAB, (rows, length), generator=g)
+        src[:, -1] = tgt[:, -1] = EOS
+        prev = torch.cat([torch.full((rows, 1), EOS), tgt[:, :-1]], 1)
+        out.append(Batch(src, prev, tgt, LangContext.single(0, 1, rows)))
+    return out
+
+
+def sources(n: int = 32, seed: int = 1) -> Tensor:
+    """``(n, 40)`` right-padded sources of 10-40 tokens, EOS-terminated."""
+    g = torch.Generator().manual_seed(seed)
+    src = torch.randint(4, VOCAB, (n, 40), generator=g)
+    for i, k in enumerate(torch.randint(10, 41, (n,), generator=g).tolist()):
+        src[i, k - 1], src[i, k:] = EOS, PAD
+    return src
+
+
+def decoders(project: nn.Module, hf: nn.Module, src: Tensor, beam: int, length: int) -> dict[str, Callable]:
+    """Zero-argument calls that decode ``src`` with each model; both return ``(B, length)`` token ids."""
+    langs = LangContext.single(0, 1, src.size(0), src.device)
+
+    def ours() -> Tensor:
+        out = beam_search(
+            project, src, langs, beam=beam, max_len_a=0.0, max_len_b=length, min_len=length, eos=EOS, pad=PAD
+        )
+        return torch.tensor(out.tokens)
+
+    def theirs() -> Tensor:
+        out = hf.generate(
+            input_ids=src,
+            attention_mask=src.ne(PAD),
+            num_beams=beam,
+            do_sample=False,
+            min_new_tokens=length,
+            max_new_tokens=length + 1,
+            length_penalty=1.0,
+        )
+        return out[:, 1:-1]  # without the start token and the forced EOS
+
+    return {"project": ours, "marian": theirs}
+
+
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+"""``cpu``: the process's CPU time (all its threads): less sensitive than wall-clock time to other processes on a
+shared machine, but it counts the time threads spin while waiting for each other."""
+
+
+def measure(calls: dict[str, Callable], repeats: int, sync: Callable[[], None], clock: str = "wall") -> list[float]:
+    """Per repeat ``t_marian / t_project``; the two run back to back, in alternating order."""
+    for fn in calls.values():  # warm-up
+        fn()
+    now = CLOCKS[clock]
+    ratios = []
+    for r in range(repeats):
+        seconds = {}
+        for name in ("project", "marian") if r % 2 == 0 else ("marian", "project"):
+            sync()
+            t = now()
+            calls[name]()
+            sync()
+            seconds[name] = now() - t
+        ratios.append(seconds["marian"] / seconds["project"])
+    return ratios
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=5, help="training steps per repeat")
+    ap.add_argument("--length", type=int, default=40, help="generated tokens per sentence")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--only", choices=("train", "greedy", "beam5"), action="append")
+    ap.add_argument("--clock", choices=tuple(CLOCKS), default="wall")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    torch.manual_seed(0)
+    project = build_transformer(
+        ModelConfig(arch="transformer_small"), vocab_size=VOCAB, num_languages=2, padding_idx=PAD
+    ).to(device)
+    hf = marian().to(device)
+    n_params = {
+        "project": sum(p.numel() for p in project.parameters()),
+        "marian": sum(p.numel() for p in hf.parameters()),
+    }
+    rows: dict[str, list[float]] = {}
+    wanted = args.only or ["train", "greedy", "beam5"]
+    if "train" in wanted:
+        batches = train_batches(args.steps)
+        models = {"project": project, "marian": MarianSeq2Seq(hf)}
+        opts = {k: torch.optim.AdamW(m.parameters(), lr=1e-4, foreach=True) for k, m in models.items()}
+        rows["train"] = measure(
+            {k: (lambda k=k: time_steps(models[k], opts[k], batches, device)) for k in models},
+            args.repeats,
+            sync,
+            args.clock,
+        )
+    project.eval(), hf.eval()
+    src = sources().to(device)
+    with torch.no_grad():
+        for name, beam in (("greedy", 1), ("beam5", 5)):
+            if name not in wanted:
+                continue
+            calls = decoders(project, hf, src, beam, args.length)
+            shapes = {k: tuple(fn().shape) for k, fn in calls.items()}
+            if len(set(shapes.values())) != 1:
+                raise RuntimeError(f"{name}: the two decoders generated different lengths: {shapes}")
+            rows[name] = measure(calls, args.repeats, sync, args.clock)
+    print(
+        f"device {device}, {args.threads} threads, {args.repeats} repeats, {args.clock} clock; params project "
+        f"{n_params['project'] / 1e6:.1f}M, marian {n_params['marian'] / 1e6:.1f}M"
+    )
+    print(f"{'':8s} {'median':>7s} {'min':>6s} {'max':>6s}   (t_marian / t_project; > 1: the project is faster)")
+    for name, ratios in rows.items():
+        print(f"{name:8s} {statistics.median(ratios):6.2f}x {min(ratios):5.2f}x {max(ratios):5.2f}x")
+
+
+if __name__ == "__main__":
+    main()
