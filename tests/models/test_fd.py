@@ -146,5 +146,5 @@ def test_both_routes_are_decoded_from_one_model(tmp_path: Path, kind: str, entry
             assert (folder / f"{direction.name}.hyp").read_text().splitlines() == want
             decoded[route, direction.name] = want
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["de-en.hyp", "en-de.hyp", "en-fr.hyp",
-                                                                    "fr-en.hyp", "ls"]
+                                                                    "fr-en.hyp", "length_limit.json", "ls"]
     assert any(decoded["share", d] != decoded["ls", d] for _, d in decoded)  # the routes really differ
