@@ -82,7 +82,9 @@ def _after(change, repo: Path, env: dict[str, str]) -> tuple[set[str], set[str]]
 def test_a_method_setting_reruns_that_training_and_what_follows(ran) -> None:
     repo, env = ran
     smk, dvc = _after(lambda exp: exp["method_cfg"]["lms"].update(rank=16), repo, env)
-    follows = {"translate@lms", "evaluate", "report"}
+    # `params` (the papers' #params table) depends on the whole params.yaml (stage table): a coarse dependency that
+    # reruns it (~40 CPU s) on any edit, written down as open in issue 17; it must never be *missed*, so it is here.
+    follows = {"translate@lms", "evaluate", "report", "params"}
     assert smk == {"train@lms"} | follows
     assert "train@lms" in dvc and dvc <= {"train@lms"} | follows, dvc
 
@@ -92,5 +94,5 @@ def test_a_decoding_key_reruns_translation_and_what_follows(ran) -> None:
     methods = yaml.safe_load((repo / "params.yaml").read_text())["methods"]
     smk, dvc = _after(lambda exp: exp["decode"].update(beam=1), repo, env)
     translate = {f"translate@{m}" for m in methods}
-    assert smk == translate | {"evaluate", "report"}
-    assert translate <= dvc <= translate | {"evaluate", "report"}, dvc
+    assert smk == translate | {"evaluate", "report", "params"}  # `params`: see the test above
+    assert translate <= dvc <= translate | {"evaluate", "report", "params"}, dvc
