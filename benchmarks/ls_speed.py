@@ -1,21 +1,26 @@
 # ruff: noqa: E402  (imports follow the sys.path set-up)
-"""Training-step time of the LMS-FD paper's methods relative to naive, and Share-route decoding speed (not a test).
+"""Training-step time of the LMS-FD paper's methods (and CLM at its paper's k) relative to naive, and Share-route
+decoding speed (not a test).
 
-    .venv/bin/python benchmarks/ls_speed.py [--steps 3] [--rounds 3] [--tokens 1024] [--device cpu]
+    .venv/bin/python benchmarks/ls_speed.py [--steps 3] [--rounds 5] [--tokens 1024] [--clock wall] [--device cpu]
 
 All models are ``transformer_small`` (512/1024, 4 heads, 6+6, the IWSLT'14 model)
 with 9 languages and an 8K vocabulary, built with the IWSLT'14 method settings of
-params.yaml (LMS d=32, Switch 16 experts every two layers, CLSR p=0.3). A training
+params.yaml (LMS d=32, Switch 16 experts every two layers, CLSR p=0.3), and CLM with
+the k of its paper's Table 9 (sCLM k=194, mCLM k=134; in every sublayer, P per layer). A training
 step is the method's criterion (two passes for FD and LMS+FD), backward and an
 AdamW step on one one-direction batch of about ``--tokens`` target tokens; rounds
 alternate between the methods so that a change of machine load hits all of them.
+Reported per method: the median over rounds of the round's ``t_method / t_naive`` and its range.
 Decoding: greedy incremental decoding of a fixed number of steps (no early stop:
 random weights) through the inference route, target tokens per second.
+``--clock cpu`` times the process's CPU time instead of wall-clock time (steadier on a shared machine).
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -34,6 +39,7 @@ from lsnmt.train.loss import default_criterion
 from models.build import build_transformer
 from models.lang import LangContext
 from models.ls import LS_KINDS
+from models.ls.clm import CLMConfig
 from models.ls.clsr import CLSRConfig
 from models.ls.fd import FDConfig
 from models.ls.lms import LMSConfig, LMSFDConfig
@@ -47,7 +53,10 @@ METHODS: dict[str, tuple[str | None, Any]] = {
     "fd": ("fd", FDConfig()),
     "switch": ("switch", SwitchConfig(experts=16, every=2)),
     "clsr": ("clsr", CLSRConfig(sublayers=("self", "ffn"))),
+    "sclm-k194": ("clm", CLMConfig(features=194)),
+    "mclm-k134": ("clm", CLMConfig(features=134, encoder="mclm", decoder="mclm")),
 }
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
 def batch(tokens: int, device: torch.device, length: int = 32) -> SimpleNamespace:
@@ -76,10 +85,10 @@ def sync(device: torch.device) -> None:
 
 
 def train_time(model: nn.Module, crit: Callable, opt: torch.optim.Optimizer, b: SimpleNamespace, steps: int,
-               device: torch.device) -> float:
+               device: torch.device, clock: Callable[[], float] = time.perf_counter) -> float:
     model.train()
     sync(device)
-    t = time.perf_counter()
+    t = clock()
     for _ in range(steps):
         opt.zero_grad(set_to_none=True)
         loss, _, ntok = crit(model, b, 0.1, PAD)
@@ -87,7 +96,7 @@ def train_time(model: nn.Module, crit: Callable, opt: torch.optim.Optimizer, b: 
         (loss + (aux * ntok if aux is not None else 0)).backward()
         opt.step()
     sync(device)
-    return (time.perf_counter() - t) / steps
+    return (clock() - t) / steps
 
 
 @torch.no_grad()
@@ -107,33 +116,39 @@ def decode_tps(model: nn.Module, b: SimpleNamespace, steps: int, device: torch.d
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=3)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--tokens", type=int, default=1024)
     ap.add_argument("--decode-steps", type=int, default=32)
+    ap.add_argument("--clock", choices=tuple(CLOCKS), default="wall")
+    ap.add_argument("--only", action="append", choices=tuple(METHODS), help="methods to time besides naive")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = ap.parse_args()
-    device = torch.device(args.device)
+    device, clock = torch.device(args.device), CLOCKS[args.clock]
     b = batch(args.tokens, device)
-    models = {name: build(name, device) for name in METHODS}
+    names = ["naive", *(n for n in METHODS if n != "naive" and (args.only is None or n in args.only))]
+    models = {name: build(name, device) for name in names}
     opts = {name: torch.optim.AdamW(m.parameters(), lr=1e-4) for name, (m, _) in models.items()}
-    times: dict[str, list[float]] = {name: [] for name in METHODS}
+    times: dict[str, list[float]] = {name: [] for name in names}
     for name, (m, c) in models.items():  # warm-up
         train_time(m, c, opts[name], b, 1, device)
     for _ in range(args.rounds):
         for name, (m, c) in models.items():
-            times[name].append(train_time(m, c, opts[name], b, args.steps, device))
-    base = min(times["naive"])
-    print(f"device {device}, transformer_small, {b.src_tokens.numel()} target tokens/batch, best of {args.rounds}")
-    print(f"{'method':8s} {'params':>8s} {'s/step':>8s} {'vs naive':>8s}")
+            times[name].append(train_time(m, c, opts[name], b, args.steps, device, clock))
+    print(f"device {device}, {torch.get_num_threads()} threads, transformer_small, {b.src_tokens.numel()} target "
+          f"tokens/batch, {args.rounds} rounds of {args.steps} steps, {args.clock} clock")
+    print(f"{'method':10s} {'params':>8s} {'s/step':>8s} {'vs naive: median':>17s} {'min':>6s} {'max':>6s}")
     for name, ts in times.items():
         n = sum(p.numel() for p in models[name][0].parameters())
-        print(f"{name:8s} {n / 1e6:7.1f}M {min(ts):8.3f} {min(ts) / base:7.2f}x")
+        ratios = [t / base for t, base in zip(ts, times["naive"], strict=True)]
+        print(f"{name:10s} {n / 1e6:7.1f}M {statistics.median(ts):8.3f} {statistics.median(ratios):16.2f}x "
+              f"{min(ratios):5.2f}x {max(ratios):5.2f}x")
+    routed = [name for name in ("lms_fd", "fd") if name in models]
     decode = {}
-    for name in ("naive", "lms_fd", "fd"):
+    for name in ("naive", *routed):
         m = models[name][0]
         decode_tps(m, b, 2, device)
-        decode[name] = max(decode_tps(m, b, args.decode_steps, device) for _ in range(args.rounds))
-    for name in ("lms_fd", "fd"):
+        decode[name] = statistics.median(decode_tps(m, b, args.decode_steps, device) for _ in range(args.rounds))
+    for name in routed:
         print(f"decode {name} Share route: {decode[name]:.0f} tok/s, naive {decode['naive']:.0f} tok/s, "
               f"ratio {decode[name] / decode['naive']:.2f}")
 

@@ -38,9 +38,6 @@ class EncoderOut:
     def index_select(self, idx: Tensor) -> EncoderOut:
         return EncoderOut(self.out.index_select(0, idx), self.padding_mask.index_select(0, idx))
 
-    def repeat_interleave(self, k: int) -> EncoderOut:
-        return EncoderOut(self.out.repeat_interleave(k, dim=0), self.padding_mask.repeat_interleave(k, dim=0))
-
 
 class Encoder(nn.Module):
     def __init__(self, embed: TransformerEmbedding, layers: Sequence[nn.Module], final_norm: nn.Module | None,

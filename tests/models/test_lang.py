@@ -31,6 +31,20 @@ def test_index_select_and_repeat_interleave() -> None:
     assert LangContext.single(1, 2, 2).repeat_interleave(3).__dict__["uniform_tgt"] == 2
 
 
+def test_sub_batches_keep_the_known_single_languages() -> None:
+    """Rows of a one-direction batch (beams, kept sentences) know their languages without a device read."""
+    beams = LangContext.single(1, 2, 3).repeat_interleave(4)
+    kept = beams.index_select(torch.tensor([0, 5, 6]))
+    sentences = beams.take_every(4)
+    for c in (kept, sentences):
+        assert c.__dict__["uniform_src"] == 1 and c.__dict__["uniform_tgt"] == 2
+    assert sentences.src.tolist() == [1, 1, 1]
+    mixed = ctx([0, 0, 1, 1], [2, 2, 0, 0])
+    assert mixed.take_every(2).src.tolist() == [0, 1] and mixed.take_every(2).tgt.tolist() == [2, 0]
+    assert "uniform_src" not in mixed.index_select(torch.tensor([0, 1])).__dict__  # unknown: found when asked
+    assert mixed.index_select(torch.tensor([0, 1])).uniform_src == 0
+
+
 def test_groups() -> None:
     groups = group_rows(torch.tensor([2, 0, 2, 1]))
     assert [(g, rows.tolist()) for g, rows in groups] == [(0, [1]), (1, [3]), (2, [0, 2])]
