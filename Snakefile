@@ -347,10 +347,10 @@ rule task_eval:
         "python -m stages.task_eval --experiment {wildcards.exp} --log {log}"
 
 
-# the papers' #params columns, counted from every experiment of params.yaml (reports/paper/counts.yaml)
+# the papers' #params columns, counted from the experiments reports/paper/counts.yaml links
 rule params:
     input:
-        "params.yaml", "reports/paper",
+        "reports/paper",
         code("params"),
     output:
         "reports/params.csv",

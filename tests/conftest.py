@@ -75,6 +75,15 @@ def copy_repo(dest: Path) -> Path:
     return dest
 
 
+def use_params(repo: Path, params: Path) -> None:
+    """Make ``params`` the params.yaml of the copy ``repo`` and regenerate its dvc.yaml: the ``params`` stage tracks
+    the paper experiments that params.yaml defines (lsnmt.graph.table.linked_keys), which a trimmed one lacks."""
+    from lsnmt.graph.dvc import render
+
+    shutil.copy(params, repo / "params.yaml")
+    (repo / "dvc.yaml").write_text(render(repo / "params.yaml"), encoding="utf-8")
+
+
 def venv_env() -> dict[str, str]:
     """Environment whose PATH starts with the interpreter's bin dir (python, snakemake, dvc)."""
     import sys

@@ -4,13 +4,12 @@ reruns that and records the experiment (tiny experiment; --slow)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
-from .conftest import ROOT, copy_repo
+from .conftest import ROOT, copy_repo, use_params
 from .wiring import commit_outputs_and_plan_a_sweep, run
 
 
@@ -18,7 +17,7 @@ from .wiring import commit_outputs_and_plan_a_sweep, run
 @pytest.mark.timeout(900)
 def test_dvc_commit_then_exp_run_after_snakemake(tmp_path: Path) -> None:
     repo = copy_repo(tmp_path / "repo")
-    shutil.copy(ROOT / "tests/fixtures/params.tiny.yaml", repo / "params.yaml")
+    use_params(repo, ROOT / "tests/fixtures/params.tiny.yaml")
     run(repo, "snakemake", "--cores", "2")
     commit_outputs_and_plan_a_sweep(repo, "tiny", yaml.safe_load((repo / "params.yaml").read_text())["methods"])
 

@@ -32,6 +32,28 @@ def test_each_dvc_stage_tracks_exactly_its_keys() -> None:
     assert not any("method_cfg" in p or ".model" in p for p in tracked["download"])
 
 
+def test_the_params_stage_tracks_the_counted_paper_configurations_only() -> None:
+    """reports/params.csv counts the experiments counts.yaml links: the params stage tracks their sections (not
+    params.yaml whole, so a decoding edit does not rerun it), and none with a trimmed params.yaml (the tiny one)."""
+    import yaml
+
+    from lsnmt.graph.table import BY_NAME, linked_experiments
+
+    stage = BY_NAME["params"]
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))["experiments"]
+    linked = linked_experiments(raw)
+    assert {"iwslt14", "opus100", "wmt14_enxx", "flores10_lsl", "xlmr_tasks"} <= set(linked)
+    assert "default" not in linked and "params.yaml" not in stage.deps
+    rendered = render()
+    assert all(f"      - experiments.{e}.{s}\n" in rendered for e in linked for s in stage.linked)
+    assert "experiments.iwslt14.decode" not in rendered
+    tiny = render(ROOT / "tests/fixtures/params.tiny.yaml")
+    assert "experiments.iwslt14" not in tiny and tiny.count("\n") < rendered.count("\n")
+    got = {k: f({}) for k, f in params("params", raw, lambda e, k: [], "default").items()}
+    assert set(got) == {f"linked_{e}" for e in linked}
+    assert got["linked_iwslt14"]["method_cfg"] == raw["iwslt14"]["method_cfg"]
+
+
 def test_snakemake_params_are_the_jobs_own_keys() -> None:
     experiments = {"e": {"model": {"embed_dim": 8}, "train": {}, "data": {}, "method_cfg": {"lms": {"rank": 4}}}}
     got = {k: f(dict(exp="e", method="lms"))  # Snakemake wildcards: .items()

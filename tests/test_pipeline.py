@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import filecmp
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, copy_repo, venv_env
+from .conftest import ROOT, copy_repo, use_params, venv_env
 
 STAGES = ("data/{exp}/raw", "data/{exp}/prepared", "data/{exp}/sampled", "data/{exp}/spm", "data/{exp}/bin",
           "results/{exp}/search", "results/{exp}/translate/naive", "results/{exp}/evaluate", "reports", "data/{exp}/lm",
@@ -37,7 +36,7 @@ def _both_front_ends(tmp: Path, params: Path | None, exp: str) -> tuple[Path, Pa
     smk, dvc = copy_repo(tmp / "smk"), copy_repo(tmp / "dvc")
     if params is not None:
         for repo in (smk, dvc):
-            shutil.copy(params, repo / "params.yaml")
+            use_params(repo, params)
     _run(["snakemake", "--cores", "2"], smk)
     _run(["dvc", "repro"], dvc)
     again = _run(["dvc", "repro"], dvc)
@@ -57,7 +56,7 @@ def _check_same_outputs(a: Path, b: Path, exp: str) -> None:
 @pytest.mark.timeout(900)  # every stage of the tiny experiment once: ~30 jobs, each a Python start
 def test_tiny_pipeline_snakemake(tmp_path: Path) -> None:
     smk = copy_repo(tmp_path / "smk")
-    shutil.copy(ROOT / "tests" / "fixtures" / "params.tiny.yaml", smk / "params.yaml")
+    use_params(smk, ROOT / "tests" / "fixtures" / "params.tiny.yaml")
     _run(["snakemake", "--cores", "2"], smk)
     _check_tiny(smk)
     assert all((smk / s.format(exp="tiny")).is_dir() for s in STAGES)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from lsnmt.graph.imports import module_files
-from lsnmt.graph.table import BY_NAME
+from lsnmt.graph.table import BY_NAME, linked_experiments
 
 
 def code(name: str) -> list[str]:
@@ -29,7 +29,8 @@ def lookup(section: Mapping[str, Any], key: str) -> Any:
 
 def params(name: str, experiments: Mapping[str, Any], jobs_of: Callable[[str, str], list[str]],
            selected: str) -> dict[str, Callable[[Any], Any]]:
-    """Rule params of stage ``name``: ``{section: value}`` per tracked key, ``{list: jobs}`` per job list.
+    """Rule params of stage ``name``: ``{section: value}`` per tracked key, ``{list: jobs}`` per job list, and
+    ``{linked_<e>: {section: value}}`` per linked experiment (the params stage: :func:`~lsnmt.graph.table.linked_keys`).
     ``selected``: the experiment of a rule without an ``{exp}`` wildcard (the report)."""
     stage = BY_NAME[name]
 
@@ -44,4 +45,10 @@ def params(name: str, experiments: Mapping[str, Any], jobs_of: Callable[[str, st
 
     out = {key.split(".")[0]: section(key) for key in stage.params}
     out.update({key: jobs(key) for key in stage.jobs})
+    for e in linked_experiments(experiments) if stage.linked else ():
+        out[f"linked_{e}"] = _constant({s: lookup(experiments[e], s) for s in stage.linked})
     return out
+
+
+def _constant(value: Any) -> Callable[[Any], Any]:
+    return lambda w: value

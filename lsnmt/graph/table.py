@@ -8,13 +8,18 @@ repeated over (:data:`EACH`). The code a stage runs is not listed here: it is wh
 
 ``params`` are keys under ``experiments.<exp>``, exactly the sections the stage reads, so that editing one reruns
 the stages that read it and nothing else (``method_cfg.{method}``: the train job of that method only); ``jobs``
-are top-level job lists.
+are top-level job lists; ``linked`` are sections read from every experiment the papers' #params rows link
+(``reports/paper/counts.yaml``) that params.yaml defines: :func:`linked_keys`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
+
+from lsnmt.typed import load_yaml
 
 EACH = {"method": "methods", "expert": "xelm_experts", "target": "xelm_targets"}
 """Wildcard of a repeated stage -> the params.yaml job list it runs over (``train@<method>``, ``lm_expert@<id>``)."""
@@ -44,6 +49,8 @@ class Stage:
     """Data the stage reads: other stages' outputs, and files its code reads (``embedded``, ``reports/paper``)."""
     params: tuple[str, ...] = ()
     jobs: tuple[str, ...] = ()
+    linked: tuple[str, ...] = ()
+    """Sections of each linked experiment (:func:`linked_keys`), for a stage that reads other experiments."""
     each: str | None = None
     per_experiment: bool = True
     note: str = ""
@@ -113,9 +120,10 @@ STAGES: tuple[Stage, ...] = (
     Stage(name="task_eval", log="logs/{exp}/task_eval.log", deps=("results/{exp}/tasks", "data/{exp}/tasks"),
           outs=(Out("results/{exp}/task_eval", cache=False), _metrics("task_eval")),
           params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods")),
-    Stage(name="params", log="logs/params.log", per_experiment=False, deps=("params.yaml", "reports/paper"),
+    Stage(name="params", log="logs/params.log", per_experiment=False, deps=("reports/paper",),
           outs=(Out("reports/params.csv", cache=False),),
-          note="the papers' #params columns, counted from every experiment of params.yaml (reports/paper/counts.yaml)"),
+          linked=("data", "spm", "model", "method_cfg", "task_cfg", "task_method_cfg"),
+          note="the papers' #params columns, counted from the experiments reports/paper/counts.yaml links"),
     Stage(name="claim", log="logs/{exp}/claim.log", outs=_outs("results/{exp}/claim"), params=("claim",),
           note="ours only: the papers' central claim at small scale (lsnmt/claim/); without a `claim` section: "
                "\"not configured\""),
@@ -145,3 +153,22 @@ STAGES: tuple[Stage, ...] = (
 )
 
 BY_NAME = {s.name: s for s in STAGES}
+
+
+COUNTS = Path(__file__).resolve().parents[2] / "reports" / "paper" / "counts.yaml"
+"""The papers' #params rows and the experiments they count (:mod:`lsnmt.paper_counts` reads the rest)."""
+
+
+def linked_experiments(defined: Iterable[str], counts: Path = COUNTS) -> list[str]:
+    """The experiments ``counts.yaml`` links (a group's or a row's ``experiment``) that ``defined`` holds, in order
+    of first mention. A trimmed params.yaml (the tests' tiny one) defines none of them."""
+    groups: list[dict[str, Any]] = load_yaml(counts).get("groups") or []
+    named = [g.get("experiment") for g in groups] + [r.get("experiment") for g in groups for r in g.get("rows") or []]
+    have = set(defined)
+    return [e for e in dict.fromkeys(named) if e in have]
+
+
+def linked_keys(stage: Stage, defined: Iterable[str]) -> list[str]:
+    """``experiments.<e>.<section>`` for each of ``stage.linked`` and each linked experiment ``defined`` holds: the
+    params stage reruns when a paper configuration it counts changes, not on a decoding or training edit."""
+    return [f"experiments.{e}.{s}" for e in linked_experiments(defined) if stage.linked for s in stage.linked]

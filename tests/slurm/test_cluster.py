@@ -11,7 +11,6 @@ sweep on them (tests/test_dvc_after_snakemake.py runs such a sweep, `dvc exp run
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ import pytest
 import torch
 import yaml
 
-from tests.conftest import ROOT, copy_repo, venv_env
+from tests.conftest import ROOT, copy_repo, use_params, venv_env
 from tests.slurm.cluster import LocalSlurm
 from tests.slurm.run import CI_EXPERTS, CI_METHODS, TIMEOUT, finish, run, start
 from tests.wiring import commit_outputs_and_plan_a_sweep
@@ -91,7 +90,7 @@ def test_requeued_training_resumes_from_its_checkpoint(cluster: LocalSlurm, tmp_
     """`scontrol requeue` (what preemption with PreemptMode=REQUEUE does): SLURM sends SIGTERM, the trainer
     saves last.pt and exits, the job goes back to the queue, its next run resumes; Snakemake sees it complete."""
     repo = copy_repo(tmp_path / "repo")
-    shutil.copy(ROOT / "tests/fixtures/params.tiny.yaml", repo / "params.yaml")
+    use_params(repo, ROOT / "tests/fixtures/params.tiny.yaml")
     params = yaml.safe_load((repo / "params.yaml").read_text())
     params["experiments"]["tiny"]["train"].update(max_steps=STEPS, save_every=20, keep_last=200, log_every=100,
                                                   validate_every=200)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import filecmp
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, copy_repo, venv_env
+from tests.conftest import ROOT, copy_repo, use_params, venv_env
 
 OUTS = ("data/tinytasks/raw/tasks", "data/tinytasks/tasks", "results/tinytasks/tasks", "results/tinytasks/task_eval")
 
@@ -30,7 +29,7 @@ def _files(root: Path) -> list[str]:
 def test_tasks_pipeline_snakemake_and_dvc(tmp_path: Path) -> None:
     smk, dvc = copy_repo(tmp_path / "smk"), copy_repo(tmp_path / "dvc")
     for repo in (smk, dvc):
-        shutil.copy(ROOT / "tests" / "fixtures" / "params.tasks.yaml", repo / "params.yaml")
+        use_params(repo, ROOT / "tests" / "fixtures" / "params.tasks.yaml")
     _run(["snakemake", "--cores", "2", "results/tinytasks/task_eval"], smk)
     _run(["dvc", "repro", "task_eval"], dvc)
     again = _run(["dvc", "repro", "task_eval"], dvc)
