@@ -15,6 +15,10 @@ Reported per method: the median over rounds of the round's ``t_method / t_naive`
 Decoding: greedy incremental decoding of a fixed number of steps (no early stop:
 random weights) through the inference route, target tokens per second.
 ``--clock cpu`` times the process's CPU time instead of wall-clock time (steadier on a shared machine).
+CLM at its paper's k is costly by its maths (Eq. 2: ``k`` maps of ``d x d`` per token in each of 30 modules): on
+2 CPU threads about 50x (sCLM, k=194) and 35x (mCLM, k=134) the naive step, so the default rounds take about half
+an hour; ``--only`` picks methods. CLM's memory stays bounded by recomputing its products in the backward
+(``recompute``, ``models/config/clm.py``): 7 GB peak for both, where keeping them ran out of 24 GB.
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from sklearn.manifold import TSNE
 
 from lsnmt.io import atomic_write
 
@@ -30,6 +29,8 @@ from lsnmt.io import atomic_write
 def tsne_2d(x: np.ndarray, seed: int, perplexity: float = 30.0) -> np.ndarray:
     """``(N, d) -> (N, 2)``; perplexity is capped below N as scikit-learn requires."""
     perp = min(perplexity, max(1.0, (len(x) - 1) / 3))
+    from sklearn.manifold import TSNE  # lazy: 1 s of imports that the search and evaluate stages rarely need
+
     return TSNE(n_components=2, perplexity=perp, init="pca", random_state=seed, n_jobs=1).fit_transform(x)
 
 

@@ -47,6 +47,11 @@ class CLMConfig:
     """``after``: ``z = LN(y + y~)`` on the sublayer block's output ``y`` (post-norm: after its LayerNorm),
     a plug-in module between blocks (Sec. 3.3). ``inside``: on the sublayer's output ``f(x)`` before the
     block's residual, ``x' = LN_block(x + LN(f + f~))``."""
+    recompute: bool = True
+    """Memory, not maths: in training keep only ``h`` and ``P(h)`` of each module and recompute the products
+    ``h W_j`` ``(tokens, k, d)`` in the backward (activation checkpointing of Eq. 2's mix). Held across the model
+    they take ``modules x tokens x k x d`` floats: 12 GB for sCLM at k=194 (30 modules) on 1,024 tokens. Costs
+    one more bank matmul per module in the backward; ``False`` keeps them (faster where memory allows)."""
     init: Literal["xavier", "zeros"] = "xavier"
     """``W_j``: Xavier-uniform per ``d x d`` map (fairseq's Linear init), or zeros (then ``z = LN(h)`` at
     step 0). ``P`` is always Xavier-uniform (``d x k``)."""

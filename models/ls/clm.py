@@ -24,7 +24,9 @@ the paper says only "selecting the top-w important features ... and pruning othe
 denominator is 1), and ``h~ = sum_j (h W_j) P^w_j(h)``. ``w = k`` is Eq. 2 itself (``sum_j P_j = 1``), computed
 unchanged. Only in eval mode: training always mixes every feature. Figure 4 is a decoding sweep of one trained
 sCLM (``sweep_top_w``, ``lsnmt.methods.systems``).
-Efficiency: ``h [W_1 … W_k]`` is one ``d x (k d)`` matmul, then a batched ``(k) x (k, d)`` weighted sum.
+Efficiency: ``h [W_1 … W_k]`` is one ``d x (k d)`` matmul, then a batched ``(k) x (k, d)`` weighted sum. Its
+``(tokens, k, d)`` products are recomputed in the backward rather than kept (``recompute``, default: 407 MB per
+module for 1,024 tokens at k = 194).
 
 Choices the paper leaves open (all config fields, defaults below): where the module sits relative to the
 sublayer's own residual block (``position``), initialisation (``init``), no bias in ``W_j``/``P`` (Eq. 1-2
@@ -39,6 +41,7 @@ from collections.abc import Callable, Iterator
 
 import torch
 from torch import Tensor, nn
+from torch.utils.checkpoint import checkpoint
 
 from models.config.clm import CLMConfig, Mode, Sublayer  # noqa: F401  (the kind's config, torch-free)
 from models.factories import Factories, LayerSpec, Side
@@ -94,11 +97,12 @@ class CLMModule(nn.Module):
     """``z = LN(h + h~)`` (Eq. 3) with ``h~`` from a shared bank (s/mCLM, Eq. 2) or a keyed map (LS)."""
 
     def __init__(self, bank: nn.Module, proportions: Proportions | None, *, dim: int, key: Key,
-                 num_languages: int, pivot: int, top_w: int | None, renormalise: bool = True) -> None:
+                 num_languages: int, pivot: int, top_w: int | None, renormalise: bool = True,
+                 recompute: bool = True) -> None:
         super().__init__()
         self.bank, self.proportions, self.norm = bank, proportions, nn.LayerNorm(dim)
         self.key, self.num_languages, self.pivot = key, num_languages, pivot
-        self.top_w, self.renormalise = top_w, renormalise
+        self.top_w, self.renormalise, self.recompute = top_w, renormalise, recompute
 
     def _ids(self, langs: LangContext) -> int | Tensor:
         return key_ids(self.key, langs, self.num_languages, self.pivot)
@@ -111,8 +115,15 @@ class CLMModule(nn.Module):
         p = self.proportions(h, ids)  # (B, T, k)
         if self.top_w is not None and not self.training:
             p = top_w(p, self.top_w, self.renormalise)
-        mixed = (p.unsqueeze(-2) @ self.bank(h)).squeeze(-2)  # (B, T, 1, k) @ (B, T, k, d) -> (B, T, d)
+        if self.recompute and self.training and torch.is_grad_enabled():
+            mixed = checkpoint(self._mix, h, p, use_reentrant=False)
+        else:
+            mixed = self._mix(h, p)
         return self.norm(h + mixed)
+
+    def _mix(self, h: Tensor, p: Tensor) -> Tensor:
+        """Eq. 2: ``(B, T, 1, k) @ (B, T, k, d) -> (B, T, d)``."""
+        return (p.unsqueeze(-2) @ self.bank(h)).squeeze(-2)
 
     def active_parameters(self, src: int, tgt: int) -> Iterator[Tensor]:
         """The side's whole bank (every ``W_j`` is used), this direction's ``P`` (or LS map) and the LN."""
@@ -210,7 +221,8 @@ def build(cfg: CLMConfig, defaults: Factories) -> Factories:
         layer_p = props()
         return {n: CLMModule(banks[spec.side], layer_p if cfg.proportion_per == "layer" else props(),
                              dim=spec.embed_dim, key=cfg.key, num_languages=spec.num_languages, pivot=cfg.pivot,
-                             top_w=cfg.top_w, renormalise=cfg.top_w_renormalise) for n in names}
+                             top_w=cfg.top_w, renormalise=cfg.top_w_renormalise, recompute=cfg.recompute)
+                for n in names}
 
     def encoder_layer(spec: LayerSpec, f: Factories) -> nn.Module:
         mix = mixers(spec, ("self", "ffn"))

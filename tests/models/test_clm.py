@@ -179,3 +179,27 @@ def test_keys_agree_between_int_and_tensor_paths() -> None:
         expected = [key_for(key, int(s), int(t), 4) for s, t in zip(src, tgt, strict=True)]  # type: ignore[arg-type]
         assert ids.tolist() == expected and max(expected) < table_size(key, 4)  # type: ignore[arg-type]
     assert len({key_for("direction", s, t, 4) for s in range(4) for t in range(4) if s != t}) == 12
+
+
+def test_recomputed_mix_gives_the_same_loss_and_gradients_without_keeping_the_products() -> None:
+    """``recompute`` (default) is memory, not maths: training gives bit-identical gradients to keeping every
+    module's ``(tokens, k, d)`` products, and the autograd graph holds none of them."""
+    src, prev = torch.randint(3, 13, (2, 6)), torch.randint(3, 13, (2, 5))
+    langs = LangContext.single(0, 1, 2)
+    grads, saved = [], []
+    for recompute in (True, False):
+        model = _model(recompute=recompute).train()
+        torch.manual_seed(1)  # the same dropout masks
+        shapes: list[tuple[int, ...]] = []
+
+        def pack(t: torch.Tensor, shapes: list[tuple[int, ...]] = shapes) -> torch.Tensor:
+            shapes.append(tuple(t.shape))
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            loss = model(src, prev, langs).logsumexp(-1).sum()
+        loss.backward()
+        grads.append([p.grad.clone() for p in model.parameters() if p.grad is not None])
+        saved.append(sum(s in ((10, 5, 16), (2, 5, 5, 16)) for s in shapes))  # the products (B T, k, d)
+    assert len(grads[0]) == len(grads[1]) and all(torch.equal(a, b) for a, b in zip(*grads, strict=True))
+    assert saved[0] == 0 and saved[1] > 0
