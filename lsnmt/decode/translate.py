@@ -13,9 +13,13 @@ for each other one of ``data.test_sets`` (``test.tatoeba``, held out of the trai
 
 Length check (issue 18 item 3; the papers decode with fairseq's ``max_len_a 0``, ``max_len_b 200``): a hypothesis
 that stopped at its length limit instead of at its own EOS was probably cut. The limit is also capped at the model's
-positions - 1 (``model.max_positions``), as fairseq caps it. Each folder of hypotheses gets
-``{out}/[{test set}/]length_limit.json``, ``{"max_len_a", "max_len_b", "at_limit": {direction: count}}``, which
-the evaluate stage copies into every score JSON; a count above 0 is logged as a warning here and there.
+decoder positions - 1, as fairseq caps it (``max_len <= max_decoder_positions - 1``). fairseq's one
+``--max-target-positions`` is both the training length filter and those positions; here they are
+``train.max_target_positions`` and ``model.max_positions``, so the cap is the smaller of the two, minus 1 (CLM
+App. B limits sequences to 100: at most 99 generated tokens, as the authors' fairseq would). Each folder of
+hypotheses gets ``{out}/[{test set}/]length_limit.json``, ``{"max_len_a", "max_len_b", "at_limit": {direction:
+count}}``, which the evaluate stage copies into every score JSON; a count above 0 is logged as a warning here and
+there.
 
 A method with two routes (FD, LMS+FD; ``lsnmt.methods.systems``) is decoded through each from the same
 ``model.pt``: its configured route into ``{out}``, the other into ``{out}/{route}`` (:func:`translate_method`),
@@ -73,6 +77,7 @@ def load_model(exp: Experiment, method: str, model_path: Path, vocab: Vocab,
     model = build_transformer(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
                               padding_idx=vocab.pad, method=kind, method_cfg=cfg)
     model.load_state_dict(state["model"])
+    model.max_positions = min(model.max_positions, exp.train.max_target_positions)  # the cap (module docstring)
     return model.eval()
 
 
@@ -118,7 +123,7 @@ def decode_direction(model: torch.nn.Module, direction: Direction, exp: Experime
         cut += at_limit(result.tokens, limits.tolist())
     if cut:  # the length limit (fairseq's max_len_a 0, max_len_b 200 for the papers) must not truncate output
         log.warning("%s: %d of %d hypotheses reached the length limit (%g x source + %d, at most the model's %d "
-                    "positions - 1, as fairseq): raise decode.max_len_b or model.max_positions",
+                    "positions - 1, as fairseq): raise decode.max_len_b or train.max_target_positions",
                     direction.name, cut, len(hyps), cfg.max_len_a, cfg.max_len_b, model.max_positions)
     return hyps, cut  # type: ignore[return-value]
 

@@ -119,3 +119,19 @@ def test_evaluate_scores_sweep_systems_and_reports_the_length_limit(
     md = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
     assert f"- `sclm_w1`: 2 in {pairs[0]}" in md
     assert "sclm_w1" in summary["cost"] and set(summary["atp"]) == {"sclm"}  # a sweep point: counts only
+
+
+def test_decoding_is_capped_by_the_training_target_positions_as_fairseqs(tmp_path: Path) -> None:
+    """fairseq's ``--max-target-positions`` (CLM App. B: 100) also caps generation at positions - 1: the loaded
+    model's cap is the smaller of ``model.max_positions`` and ``train.max_target_positions``."""
+    from lsnmt.decode.translate import load_model
+    from lsnmt.train.corpus import Vocab
+
+    exp = data_experiment(LANGS, model=TINY_MODEL, train={"max_target_positions": 7})
+    torch.manual_seed(0)
+    model = build_transformer(exp.model, vocab_size=VOCAB, num_languages=3, padding_idx=1)
+    torch.save({"model": model.state_dict()}, tmp_path / "model.pt")
+    vocab = Vocab(size=VOCAB, pad=1, eos=2, languages=LANGS)
+    assert model.max_positions == 1024 and load_model(exp, "naive", tmp_path / "model.pt", vocab).max_positions == 7
+    wide = dataclasses.replace(exp, train=dataclasses.replace(exp.train, max_target_positions=4096))
+    assert load_model(wide, "naive", tmp_path / "model.pt", vocab).max_positions == 1024
