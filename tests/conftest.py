@@ -62,11 +62,26 @@ def device(request: pytest.FixtureRequest) -> torch.device:
     return torch.device(request.config.getoption("--device"))
 
 
+def run_record(rel: str) -> bool:
+    """Whether ``rel`` was written by a run of the pipeline rather than being part of the code: ``dvc.lock`` and the
+    report stage's outputs, which Git does not ignore (``./run.sh`` before ``./test.sh`` leaves them)."""
+    from lsnmt.graph.table import STAGES
+
+    fixed = [o.path for s in STAGES for o in s.outs if "{" not in o.path]
+    return rel == "dvc.lock" or any(rel == o or rel.startswith(o + "/") for o in fixed)
+
+
 def copy_repo(dest: Path) -> Path:
-    """Copy the tracked and untracked-not-ignored files of the repository to ``dest`` (a fresh work tree)."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
-                           capture_output=True).stdout.decode().split("\0")
-    for rel in filter(None, files):
+    """Copy the tracked and untracked-not-ignored files of the repository to ``dest`` (a fresh work tree), less the
+    untracked files a run of the pipeline wrote (:func:`run_record`): a copy starts with no record of the user's runs.
+    """
+
+    def listed(*flags: str) -> list[str]:
+        out = subprocess.run(["git", "ls-files", *flags, "-z"], cwd=ROOT, check=True, capture_output=True).stdout
+        return [f for f in out.decode().split("\0") if f]
+
+    files = listed() + [f for f in listed("-o", "--exclude-standard") if not run_record(f)]
+    for rel in files:
         src = ROOT / rel
         if src.is_file():
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
