@@ -52,6 +52,7 @@ from lsnmt.methods import resolve
 from models.build import build_transformer
 from models.config.kinds import KINDS, passes
 from models.config.lsl import model
+from models.meta import meta_device
 
 TFLOPS = 30.0
 """Default sustained TFLOP/s per GPU (A100-class, ~10% of its fp16/bf16 peak; an assumption)."""
@@ -72,7 +73,7 @@ class Cost:
 
 
 def _model(exp: Experiment, kind: str | None, cfg: object) -> torch.nn.Module:
-    with torch.device("meta"):
+    with meta_device():
         return build_transformer(exp.model, vocab_size=exp.spm.vocab_size, num_languages=len(exp.data.languages),
                                  method=kind, method_cfg=cfg)
 

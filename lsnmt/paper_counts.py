@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-import torch
 from torch import nn
 
 from lsnmt.accounting import deployed_params, fairseq_dict_size, inference_params, train_params
@@ -40,6 +39,7 @@ from lsnmt.report import paper as paper_tables
 from lsnmt.tasks.data import NER_LABELS
 from lsnmt.typed import ConfigError, SafeName, build, load_yaml
 from models.build import build_transformer
+from models.meta import meta_device
 from models.xlmr import count_meta
 
 COUNTS = paper_tables.ROOT / "counts.yaml"
@@ -306,7 +306,7 @@ def build_meta(row: PaperCount, vocab_size: int | None = None, cfg: Any = None) 
             vocab_size=vocab,
         )
     assert row.model is not None and vocab is not None
-    with torch.device("meta"):
+    with meta_device():
         return build_transformer(
             row.model, vocab_size=vocab, num_languages=row.num_languages, method=row.kind, method_cfg=cfg or row.cfg
         )

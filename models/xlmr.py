@@ -28,12 +28,12 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal
 
-import torch
 from torch import Tensor, nn
 
 from lsnmt.io import DataError
 from models.lang import LangContext
 from models.ls.lms import LMSConfig, LMSFDConfig, LMSLinear
+from models.meta import meta_device
 
 if TYPE_CHECKING:
     from models.config.xlmr import EncoderConfig
@@ -185,7 +185,7 @@ def count_meta(*, task: Literal["ner", "qa"], outputs: int, num_languages: int, 
     cfg = encoder_config(None, vocab_size=0, dropout=0.1, max_positions=0)
     if vocab_size is not None:
         cfg.vocab_size = vocab_size
-    with torch.device("meta"):
+    with meta_device():
         encoder = XLMRobertaModel(cfg, add_pooling_layer=False)
         return build_task_model(encoder, task=task, outputs=outputs, dropout=0.1, num_languages=num_languages,
                                 method=method, method_cfg=method_cfg)
