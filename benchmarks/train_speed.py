@@ -80,14 +80,15 @@ def time_steps(model: nn.Module, opt: torch.optim.Optimizer, samples: list[Sampl
 
 
 def marian_mt(dropout: float = 0.1) -> nn.Module:
-    """MarianMT with the project's ``transformer_small`` dimensions (``transformers`` is imported here)."""
+    """MarianMT with the project's ``transformer_small`` dimensions (``transformers`` is imported here); EOS is
+    forced at the maximum length in ``generate`` (``benchmarks/vs_marian.py`` decodes with it)."""
     from transformers import MarianConfig, MarianMTModel
 
     cfg = MarianConfig(vocab_size=VOCAB, decoder_vocab_size=VOCAB, d_model=512, encoder_layers=6, decoder_layers=6,
                        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=1024,
                        decoder_ffn_dim=1024, activation_function="relu", dropout=dropout, attention_dropout=0.0,
                        activation_dropout=0.0, max_position_embeddings=1024, scale_embedding=True,
-                       pad_token_id=PAD, eos_token_id=EOS, decoder_start_token_id=EOS,
+                       pad_token_id=PAD, eos_token_id=EOS, decoder_start_token_id=EOS, forced_eos_token_id=EOS,
                        share_encoder_decoder_embeddings=True, tie_word_embeddings=True)
     return MarianMTModel(cfg)
 

@@ -33,43 +33,11 @@ from torch import Tensor, nn
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.train_speed import time_steps
+from benchmarks.train_speed import EOS, PAD, VOCAB, marian_mt, time_steps
 from lsnmt.config import ModelConfig
 from lsnmt.decode import beam_search
 from models.build import build_transformer
 from models.lang import LangContext
-
-VOCAB, PAD, EOS = 8000, 1, 2
-
-
-def marian(dropout: float = 0.1) -> nn.Module:
-    """MarianMT with ``transformer_small``'s dimensions (``transformers`` imported here: an optional dependency)."""
-    from transformers import MarianConfig, MarianMTModel
-
-    cfg = MarianConfig(
-        vocab_size=VOCAB,
-        decoder_vocab_size=VOCAB,
-        d_model=512,
-        encoder_layers=6,
-        decoder_layers=6,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=1024,
-        decoder_ffn_dim=1024,
-        activation_function="relu",
-        dropout=dropout,
-        attention_dropout=0.0,
-        activation_dropout=0.0,
-        max_position_embeddings=1024,
-        scale_embedding=True,
-        pad_token_id=PAD,
-        eos_token_id=EOS,
-        decoder_start_token_id=EOS,
-        forced_eos_token_id=EOS,
-        share_encoder_decoder_embeddings=True,
-        tie_word_embeddings=True,
-    )
-    return MarianMTModel(cfg)
 
 
 class MarianSeq2Seq(nn.Module):
@@ -190,7 +158,7 @@ def main() -> None:
     project = build_transformer(
         ModelConfig(arch="transformer_small"), vocab_size=VOCAB, num_languages=2, padding_idx=PAD
     ).to(device)
-    hf = marian().to(device)
+    hf = marian_mt().to(device)
     n_params = {
         "project": sum(p.numel() for p in project.parameters()),
         "marian": sum(p.numel() for p in hf.parameters()),
