@@ -171,4 +171,6 @@ def linked_experiments(defined: Iterable[str], counts: Path = COUNTS) -> list[st
 def linked_keys(stage: Stage, defined: Iterable[str]) -> list[str]:
     """``experiments.<e>.<section>`` for each of ``stage.linked`` and each linked experiment ``defined`` holds: the
     params stage reruns when a paper configuration it counts changes, not on a decoding or training edit."""
-    return [f"experiments.{e}.{s}" for e in linked_experiments(defined) if stage.linked for s in stage.linked]
+    if not stage.linked:
+        return []
+    return [f"experiments.{e}.{s}" for e in linked_experiments(defined) for s in stage.linked]
