@@ -8,6 +8,8 @@ Build paper-scale models on the meta device to count parameters instantly::
 
     with torch.device("meta"):
         model = build_transformer(ModelConfig(arch="transformer_big"), vocab_size=64_000)
+
+(:func:`models.meta.meta_device` does the same with the initialisers skipped: twice as fast, to count only.)
 """
 
 from __future__ import annotations
