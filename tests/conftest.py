@@ -32,10 +32,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers:  # the cores shared out: with more threads than cores, tiny ops spin-wait for each other (the
+        threads = max(1, (os.cpu_count() or 1) // workers)  # decoding tests took 8x as long beside another worker)
+        torch.set_num_threads(threads)
+        os.environ["OMP_NUM_THREADS"] = str(threads)  # and the Python subprocesses the tests start
     device = config.getoption("--device")
     if device != "cpu":
-        import torch
-
         if not device.startswith("cuda") or not torch.cuda.is_available():
             raise pytest.UsageError(f"--device {device}: only cpu or an available CUDA device (cuda, cuda:N)")
 
