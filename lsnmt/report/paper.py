@@ -15,6 +15,7 @@ the printed headers (multi-level headers flattened as ``Top / Sub``), and every 
 from __future__ import annotations
 
 import csv
+import functools
 import re
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -70,6 +71,12 @@ class TableMeta:
 def index(root: str | Path = ROOT) -> list[TableMeta]:
     """All entries of ``<root>/index.yaml``, in file order; raises :class:`DataError` on a malformed entry."""
     path = Path(root) / "index.yaml"
+    return list(_index(path, path.stat().st_mtime_ns if path.exists() else 0))
+
+
+@functools.lru_cache(maxsize=8)
+def _index(path: Path, mtime_ns: int) -> tuple[TableMeta, ...]:
+    """:func:`index`, read once per version of the file (the report looks every table up in it)."""
     try:
         doc = load_yaml(path)
     except ConfigError as exc:
@@ -93,7 +100,7 @@ def index(root: str | Path = ROOT) -> list[TableMeta]:
         if not isinstance(keys, list) or not keys or not all(isinstance(k, str) and k for k in keys):
             raise DataError(f"{where} ({entry['file']}): keys must be a non-empty list of column names")
         metas.append(TableMeta(**{**entry, "keys": tuple(keys), "notes": entry.get("notes") or ""}))
-    return metas
+    return tuple(metas)
 
 
 def meta(paper: str, table: int | str, root: str | Path = ROOT) -> TableMeta:

@@ -53,9 +53,10 @@ class LMSLinear(Linear):
                  shared: bool = False, route: Route = "ls") -> None:
         super().__init__(in_features, out_features, bias)
         self.side, self.synthesis, self.decoder_language, self.route = side, synthesis, decoder_language, route
-        self.lms_v = nn.Parameter(torch.empty(num_languages, out_features, rank).normal_(0.0, init_std))  # (L, r, d)
+        # Wv (L, r, d) drawn through ``nn.init`` (the draws of ``Tensor.normal_``), which ``meta_device`` skips
+        self.lms_v = nn.Parameter(nn.init.normal_(torch.empty(num_languages, out_features, rank), 0, init_std))
         self.lms_f = nn.Parameter(torch.zeros(num_languages, rank, in_features))  # (L, d, c)
-        self.shared_v = nn.Parameter(torch.empty(out_features, rank).normal_(0.0, init_std)) if shared else None
+        self.shared_v = nn.Parameter(nn.init.normal_(torch.empty(out_features, rank), 0, init_std)) if shared else None
         self.shared_f = nn.Parameter(torch.zeros(rank, in_features)) if shared else None
 
     def _route(self, langs: LangContext | None) -> Route:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
-
 from lsnmt.report import paper as paper_tables
 from lsnmt.report.cells import Avg, Params, Row
 from lsnmt.report.figures import FigureOut, figure, not_run_panel, save
@@ -111,11 +109,12 @@ def formula() -> dict[str, tuple[float, float]]:
 def counted() -> dict[str, tuple[float, float]]:
     """The same counts from our own modules (``models/ls/lms.py``), built on the meta device."""
     from models.ls.lms import LMSLinear
+    from models.meta import meta_device
 
     def extra(shared: bool) -> tuple[int, int]:
         """(training, inference) extra parameters; a deployed model keeps every language's factors on the LS
         route (any direction may come) and only the shared pair on the Share route."""
-        with torch.device("meta"):
+        with meta_device():
             m = LMSLinear(C, R, bias=False, num_languages=L, rank=D, side="encoder", synthesis="language",
                           shared=shared, route="share" if shared else "ls")
         ls = m.lms_v.numel() + m.lms_f.numel()
