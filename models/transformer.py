@@ -27,7 +27,7 @@ from torch import Tensor, nn
 from models.embedding import TransformerEmbedding
 from models.lang import LangContext, group_rows
 from models.layers import LayerCache
-from models.ls.base import HasAuxLoss, active_parameters
+from models.ls.base import active_parameters
 
 
 @dataclass(eq=False)
@@ -257,6 +257,7 @@ class Transformer(nn.Module):
 
     def aux_loss(self) -> Tensor | None:
         """Sum of the sub-modules' auxiliary losses of the last forward (``None`` if none has one)."""
-        losses = [m.aux_loss() for m in self.modules() if m is not self and isinstance(m, HasAuxLoss)]
+        losses = [m.aux_loss() for m in self.modules()  # HasAuxLoss, without a runtime protocol's isinstance
+                  if m is not self and getattr(type(m), "aux_loss", None) is not None]  # (slow, at every step)
         present = [loss for loss in losses if loss is not None]
         return torch.stack(present).sum() if present else None

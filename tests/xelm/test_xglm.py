@@ -5,12 +5,10 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-import huggingface_hub
 import numpy as np
 import pytest
 import sentencepiece as spm
 import torch
-from transformers import XGLMConfig, XGLMForCausalLM
 
 from lsnmt.config import Experiment
 from lsnmt.io import DataError, write_json
@@ -27,6 +25,12 @@ TEXT = ["the cat sat on the mat", "die Katze sass auf der Matte", "le chat est a
 LM = LMConfig(embed_dim=16, ffn_dim=32, heads=2, layers=2, block_size=32, activation="gelu")
 
 
+def _hf_model() -> type:
+    from transformers import XGLMForCausalLM
+
+    return XGLMForCausalLM
+
+
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``save_pretrained`` of a tiny XGLM and of XGLM's tokenizer over a tiny sentencepiece model."""
@@ -38,6 +42,8 @@ def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tok = xglm.tokenizer_from_spm(root / xglm.SPM_FILE)
     tok.save_pretrained(str(root))
     torch.manual_seed(0)
+    from transformers import XGLMConfig, XGLMForCausalLM  # here, not at collection (1.7 s per worker)
+
     hf = XGLMForCausalLM(XGLMConfig(vocab_size=len(tok), d_model=16, ffn_dim=32, attention_heads=2, num_layers=2,
                                     max_position_embeddings=64, dropout=0.0))
     hf.save_pretrained(str(root))
@@ -56,7 +62,7 @@ def test_tokenizer_follows_xglms_fairseq_ids(checkpoint: Path) -> None:
 
 
 def test_weights_give_the_same_logits_in_the_projects_lm(checkpoint: Path) -> None:
-    hf = XGLMForCausalLM.from_pretrained(str(checkpoint)).eval()
+    hf = _hf_model().from_pretrained(str(checkpoint)).eval()
     ours = build_lm(LM, vocab_size=hf.config.vocab_size, padding_idx=1)
     ours.load_state_dict(xglm.load_weights(str(checkpoint), LM, hf.config.vocab_size))
     ours.eval()
@@ -94,7 +100,7 @@ def test_lm_data_and_seed_from_the_checkpoint(checkpoint: Path, tmp_path: Path) 
     info = xglm.write_seed(str(checkpoint), exp.xelm.lm, meta, tmp_path / "seed")
     assert info["updates"] == 0 and info["init"] == f"xglm:{checkpoint}"
     seed = load_lm(tmp_path / "seed" / "model.pt")  # what experts branch from and lm_eval scores
-    hf = XGLMForCausalLM.from_pretrained(str(checkpoint)).eval()
+    hf = _hf_model().from_pretrained(str(checkpoint)).eval()
     ids = torch.from_numpy(np.array([[2, *sp.encode(TEXT[0])]]))
     with torch.no_grad():
         assert torch.allclose(seed(ids), hf(ids).logits, atol=1e-5)
@@ -104,6 +110,8 @@ def test_lm_data_and_seed_from_the_checkpoint(checkpoint: Path, tmp_path: Path) 
 
 
 def test_offline_without_the_weights_says_what_to_fetch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import huggingface_hub
+
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
