@@ -3,7 +3,8 @@ unless ``--slow``, ``--slurm`` or ``--device cuda`` is given.
 
 * default: unit, maths, golden and tiny end-to-end tests, one learning floor per method kind and one real pipeline
   run through Snakemake (<= 3 minutes on 2 cores; README, "Tests"). ``./test.sh`` runs them on ``TEST_WORKERS``
-  pytest-xdist workers (default ``auto``: one per core); tests marked ``long`` are collected first;
+  pytest-xdist workers (default ``auto``: one per core), each with its share of the cores (torch threads and
+  ``OMP_NUM_THREADS``, :func:`pytest_configure`); tests marked ``long`` are collected first;
 * ``--slow``: whole pipelines through both front ends, dry-run sweeps, torchrun and multi-process runs, every
   method's learning floor;
 * ``--slurm``: the pipeline on a real one-node SLURM (root; installs Debian packages);
