@@ -288,7 +288,7 @@ rule evaluate:
         **tracked("evaluate"),
     log:
         "logs/{exp}/evaluate.log",
-    threads: 2
+    threads: setting("evaluate", "cpu_threads", 2)
     conda:
         ENV
     shell:

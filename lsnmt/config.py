@@ -414,6 +414,10 @@ class EvaluateConfig:
     comet_model: str = "Unbabel/wmt20-comet-da"
     """COMET checkpoint: a Hugging Face name or a local ``model.ckpt`` (LSL App. G: wmt20-comet-da)."""
     comet_batch_size: Count = 16
+    cpu_threads: Count = 2
+    """``torch.set_num_threads`` for the model passes of the analyses (sentence embeddings, ATP) on CPU: CPU float
+    sums depend on the thread count and t-SNE magnifies that, so the figures are the same bytes only for the same
+    count, which Snakemake's rule declares (``threads``) and DVC's command does not (it ran with all cores)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -30,8 +30,10 @@ def tsne_2d(x: np.ndarray, seed: int, perplexity: float = 30.0) -> np.ndarray:
     """``(N, d) -> (N, 2)``; perplexity is capped below N as scikit-learn requires."""
     perp = min(perplexity, max(1.0, (len(x) - 1) / 3))
     from sklearn.manifold import TSNE  # lazy: 1 s of imports that the search and evaluate stages rarely need
+    from threadpoolctl import threadpool_limits  # scikit-learn's dependency
 
-    return TSNE(n_components=2, perplexity=perp, init="pca", random_state=seed, n_jobs=1).fit_transform(x)
+    with threadpool_limits(limits=1):  # one OpenMP / BLAS thread: the same floats whatever OMP_NUM_THREADS says
+        return TSNE(n_components=2, perplexity=perp, init="pca", random_state=seed, n_jobs=1).fit_transform(x)
 
 
 def panels(embeddings: Mapping[str, np.ndarray], groups: Mapping[str, str]) -> dict[str, list[str]]:
