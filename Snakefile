@@ -221,7 +221,7 @@ rule search:
         **tracked("search"),
     log:
         "logs/{exp}/search.log",
-    threads: 2
+    threads: setting("train", "cpu_threads", 2)
     resources:
         gpu=1,
     conda:
@@ -241,7 +241,7 @@ rule train:
         **tracked("train"),
     log:
         "logs/{exp}/train/{method}.log",
-    threads: 2
+    threads: setting("train", "cpu_threads", 2)
     resources:
         gpu=train_job("gpu"),
         nodes=train_job("nodes"),
@@ -266,7 +266,7 @@ rule translate:
         **tracked("translate"),
     log:
         "logs/{exp}/translate/{method}.log",
-    threads: 2
+    threads: setting("decode", "cpu_threads", 2)
     resources:
         gpu=1,
     conda:

@@ -338,6 +338,11 @@ class TrainConfig:
     nodes: Count = 1
     """Nodes of one training job; more than one needs a SLURM allocation (``snakemake --profile slurm``):
     one ``torchrun`` per node, started by ``srun``."""
+    cpu_threads: Count = 2
+    """``torch.set_num_threads`` of the ``search`` and ``train`` stages (per rank), also the Snakemake rules'
+    ``threads``. CPU float sums depend on the thread count: the same count gives the same weights under either
+    front end and whatever the machine's core count, where the environment's default (all cores, under DVC) would
+    not."""
 
     def __post_init__(self) -> None:
         if len(self.adam_betas) != 2:
@@ -373,6 +378,9 @@ class DecodeConfig:
     max_tokens: Count = 8000
     max_sentences: Count | None = None
     """Translate only the first N test sentences of each direction (quick runs; ``None``: all)."""
+    cpu_threads: Count = 2
+    """``torch.set_num_threads`` of the ``translate`` stage and its Snakemake rule's ``threads``
+    (:attr:`TrainConfig.cpu_threads`: the same hypotheses whatever the core count)."""
 
     def __post_init__(self) -> None:
         if self.max_len_a == 0 and self.max_len_b == 0:

@@ -9,14 +9,20 @@ train job declares as an input (LSL-NAS methods read their layout there).
 
 from pathlib import Path
 
+import torch
+
 from lsnmt.cli import run
 from lsnmt.data import layout
 from lsnmt.search import run_search
 
 
+def _search(exp) -> None:
+    torch.set_num_threads(exp.train.cpu_threads)  # same weights whatever the core count (TrainConfig.cpu_threads)
+    run_search(exp, layout.bin_dir(exp.name), Path("results") / exp.name / "search", Path("work") / exp.name / "search")
+
+
 def main(argv: list[str] | None = None) -> None:
-    run("search", lambda exp: run_search(exp, layout.bin_dir(exp.name), Path("results") / exp.name / "search",
-                                         Path("work") / exp.name / "search"), argv)
+    run("search", _search, argv)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ import shlex
 import sys
 from pathlib import Path
 
+import torch
+
 from lsnmt import launch, methods
 from lsnmt.cli import run_method
 from lsnmt.data import layout
@@ -48,6 +50,7 @@ def _relaunch(exp, argv: list[str]) -> None:
 
 def _train(exp, method: str, argv: list[str]) -> None:
     _relaunch(exp, argv)
+    torch.set_num_threads(exp.train.cpu_threads)  # same weights whatever the core count (TrainConfig.cpu_threads)
     kind, cfg = methods.resolve(exp, method)
     cfg = methods.bind(exp, method, kind, cfg)
     exp = dataclasses.replace(exp, train=exp.train.for_kind(kind))  # per-kind batching (Switch: mixed)

@@ -7,12 +7,15 @@ a test set other than ``test`` goes into a subfolder of its name (``…/{method}
 
 from pathlib import Path
 
+import torch
+
 from lsnmt.cli import run_method
 from lsnmt.data import layout
 from lsnmt.decode.translate import translate_method
 
 
 def _translate(exp, method: str) -> None:
+    torch.set_num_threads(exp.decode.cpu_threads)  # whatever the core count (DecodeConfig.cpu_threads)
     results = Path("results") / exp.name
     translate_method(exp, method, results / "train" / method / "model.pt", layout.spm_dir(exp.name),
                      layout.bin_dir(exp.name), results / "translate" / method)

@@ -72,7 +72,7 @@ def analyses(exp: Experiment, systems: Sequence[System], results_dir: Path, prep
     configured, require every model.
     """
     previous = torch.get_num_threads()
-    torch.set_num_threads(exp.evaluate.cpu_threads)  # the same floats under either front end (its docstring)
+    torch.set_num_threads(exp.evaluate.cpu_threads)  # whatever the core count (EvaluateConfig.cpu_threads)
     try:
         return _analyses(exp, systems, results_dir, prepared_dir, spm_dir, bin_dir, groups, out_dir)
     finally:
