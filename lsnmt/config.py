@@ -525,6 +525,13 @@ class Experiment:
     task_methods: tuple[SafeName, ...] | None = None
     """The methods its tasks train; ``None``: the top-level ``task_methods``. Same rule as ``methods``."""
 
+    @property
+    def decode_positions(self) -> int:
+        """Target positions a hypothesis may fill (it ends by ``decode_positions - 1`` tokens, as fairseq's): the
+        smaller of ``model.max_positions`` and ``train.max_target_positions``, which fairseq's one
+        ``--max-target-positions`` is both of (:mod:`lsnmt.decode.translate`)."""
+        return min(self.model.max_positions, self.train.max_target_positions)
+
     def __post_init__(self) -> None:
         if self.xelm is not None:
             self.xelm.check(self.data.languages)

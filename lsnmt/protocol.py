@@ -88,7 +88,7 @@ SETTINGS: dict[str, Callable[[Experiment], str]] = {
     "beam": lambda e: f"{e.decode.beam}",
     "length penalty": lambda e: f"{e.decode.lenpen:g}",
     "max length": lambda e: (f"{e.decode.max_len_a:g} x source + {e.decode.max_len_b}, at most "
-                             f"{min(e.model.max_positions, e.train.max_target_positions) - 1} tokens"),
+                             f"{e.decode_positions - 1} tokens"),
     "metric": lambda e: ", ".join(e.evaluate.metrics) + (
         f" ({', '.join(f'{k}: {v}' for k, v in e.evaluate.bleu_tokenize.items())})" if e.evaluate.bleu_tokenize
         else ""),

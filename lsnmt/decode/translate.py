@@ -77,7 +77,7 @@ def load_model(exp: Experiment, method: str, model_path: Path, vocab: Vocab,
     model = build_transformer(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
                               padding_idx=vocab.pad, method=kind, method_cfg=cfg)
     model.load_state_dict(state["model"])
-    model.max_positions = min(model.max_positions, exp.train.max_target_positions)  # the cap (module docstring)
+    model.max_positions = exp.decode_positions  # the cap (module docstring)
     return model.eval()
 
 
