@@ -21,7 +21,7 @@ from collections.abc import Iterator
 import torch
 from torch import nn
 
-from models.ls.base import active_parameters
+from models.ls.base import active_parameters, split_active
 
 
 def train_params(model: nn.Module) -> int:
@@ -58,31 +58,14 @@ def shared_params(model: nn.Module, directions: list[tuple[int, int]]) -> int:
 def deployed_params(model: nn.Module, num_languages: int, pivot: int = 0) -> int:
     """Distinct parameters of the inference route over all directions ``pivot <-> l`` (every language as source
     and as target, so every per-language slice a direction may use)."""
-    fixed, reporting = _split(model)
-    seen = _distinct(iter(fixed))
+    shared, reporting = split_active(model)  # the tree walked once, not once per direction
+    seen = _distinct(iter(shared))
     for lang in range(num_languages):
         if lang != pivot:
             for src, tgt in ((pivot, lang), (lang, pivot)):
                 for module in reporting:
-                    _distinct(active_parameters(module, src, tgt), seen)
+                    _distinct(module.active_parameters(src, tgt), seen)  # type: ignore[operator]
     return sum(p.numel() for p in seen.values())
-
-
-def _split(model: nn.Module) -> tuple[list[torch.Tensor], list[nn.Module]]:
-    """The tree walk of :func:`~models.ls.base.active_parameters`, done once: the parameters every direction uses
-    (modules that do not report theirs) and the modules that answer per direction. Over OPUS-100's 188 directions,
-    walking the whole tree for each direction took most of the time of counting the papers' models."""
-    fixed: list[torch.Tensor] = []
-    reporting: list[nn.Module] = []
-    stack = [model]
-    while stack:
-        module = stack.pop()
-        if getattr(type(module), "active_parameters", None) is not None:
-            reporting.append(module)
-        else:
-            fixed.extend(module.parameters(recurse=False))
-            stack.extend(module.children())
-    return fixed, reporting
 
 
 def fairseq_dict_size(spm_vocab: int, n_tags: int, padding_factor: int = 8) -> int:
