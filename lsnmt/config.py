@@ -423,7 +423,7 @@ class EvaluateConfig:
     """COMET checkpoint: a Hugging Face name or a local ``model.ckpt`` (LSL App. G: wmt20-comet-da)."""
     comet_batch_size: Count = 16
     cpu_threads: Count = 2
-    """``torch.set_num_threads`` for the model passes of the analyses (sentence embeddings, ATP) on CPU: CPU float
+    """``torch.set_num_threads`` of the ``evaluate`` stage (its model passes: sentence embeddings, ATP): CPU float
     sums depend on the thread count and t-SNE magnifies that, so the figures are the same bytes only for the same
     count, which Snakemake's rule declares (``threads``) and DVC's command does not (it ran with all cores)."""
 

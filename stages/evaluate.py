@@ -11,6 +11,8 @@ declares as metrics, one file per test set and system: ``results/{exp}/metrics/e
 
 from pathlib import Path
 
+import torch
+
 from lsnmt.cli import run_all_methods
 from lsnmt.data import layout
 from lsnmt.eval.evaluate import evaluate
@@ -18,6 +20,7 @@ from lsnmt.metrics import metrics_dir, mt_rows, write_rows
 
 
 def _evaluate(exp, methods: tuple[str, ...]) -> None:
+    torch.set_num_threads(exp.evaluate.cpu_threads)  # whatever the core count (EvaluateConfig.cpu_threads)
     results = Path("results") / exp.name
     summary = evaluate(exp, methods, results, layout.prepared_dir(exp.name), layout.spm_dir(exp.name),
                        layout.bin_dir(exp.name), results / "evaluate")

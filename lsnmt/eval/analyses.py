@@ -71,16 +71,6 @@ def analyses(exp: Experiment, systems: Sequence[System], results_dir: Path, prep
     Parameter counts are given for every system whose model exists; similarity and t-SNE, when
     configured, require every model.
     """
-    previous = torch.get_num_threads()
-    torch.set_num_threads(exp.evaluate.cpu_threads)  # whatever the core count (EvaluateConfig.cpu_threads)
-    try:
-        return _analyses(exp, systems, results_dir, prepared_dir, spm_dir, bin_dir, groups, out_dir)
-    finally:
-        torch.set_num_threads(previous)
-
-
-def _analyses(exp: Experiment, systems: Sequence[System], results_dir: Path, prepared_dir: Path, spm_dir: Path,
-              bin_dir: Path, groups: Mapping[str, str], out_dir: Path) -> dict[str, Any]:
     vocab = Vocab.load(bin_dir)
     pairs = [(vocab.lang_id(s), vocab.lang_id(t)) for s, t in exp.data.eval_pairs]
     out: dict[str, Any] = {"similarity": {}, "figures": [], "cost": {}, "atp": {}}
