@@ -30,11 +30,25 @@ def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 60.0) -> None:
         time.sleep(0.02)
 
 
+def wait_for_last(work: Path, step: int, proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Wait until ``last.pt`` holds update ``step`` or a later one.
+
+    ``step{N}.pt`` appears before ``last.pt`` is re-linked to it, so its existence alone is not enough: a SIGKILL
+    between the two leaves ``last.pt`` at the previous save (a correct state, but not the one this test asks for).
+    """
+    wait_for(work / f"step{step}.pt", proc, timeout)
+    deadline = time.monotonic() + timeout
+    while not (work / "last.pt").exists() or ckpt.load(work / "last.pt")["step"] < step:
+        assert proc.poll() is None, f"training ended before last.pt reached step {step}: {proc.stderr.read().decode()}"
+        assert time.monotonic() < deadline, f"last.pt did not reach step {step} within {timeout}s"
+        time.sleep(0.02)
+
+
 def test_kill_and_resume_matches_uninterrupted_run(tmp_path: Path) -> None:
     bin_dir = make_bin(tmp_path / "bin")
     reference = start(bin_dir, tmp_path / "ref")
     victim = start(bin_dir, tmp_path / "run")
-    wait_for(tmp_path / "run/work/step20.pt", victim)
+    wait_for_last(tmp_path / "run/work", 20, victim)
     victim.send_signal(signal.SIGKILL)
     victim.wait()
     assert victim.returncode == -signal.SIGKILL
