@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/env.sh
-python -m pytest -n "${TEST_WORKERS:-auto}" "$@"
+python -m pytest -n "${TEST_WORKERS:-auto}" --dist worksteal "$@"  # an idle worker takes queued tests from a busy one
