@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from lsnmt.train import checkpoint as ckpt
@@ -22,26 +23,27 @@ def start(bin_dir: Path, root: Path) -> subprocess.Popen:
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 60.0) -> None:
+def wait_until(ready: Callable[[], bool], what: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Poll ``ready`` until it holds; fail if ``proc`` ends or ``timeout`` passes first."""
     deadline = time.monotonic() + timeout
-    while not path.exists():
-        assert proc.poll() is None, f"training ended before {path.name} appeared: {proc.stderr.read().decode()}"
-        assert time.monotonic() < deadline, f"{path.name} did not appear within {timeout}s"
+    while not ready():
+        assert proc.poll() is None, f"training ended before {what}: {proc.stderr.read().decode()}"
+        assert time.monotonic() < deadline, f"not within {timeout}s: {what}"
         time.sleep(0.02)
 
 
-def wait_for_last(work: Path, step: int, proc: subprocess.Popen, timeout: float = 60.0) -> None:
+def wait_for(path: Path, proc: subprocess.Popen) -> None:
+    wait_until(path.exists, f"{path.name} appeared", proc)
+
+
+def wait_for_last(work: Path, step: int, proc: subprocess.Popen) -> None:
     """Wait until ``last.pt`` holds update ``step`` or a later one.
 
     ``step{N}.pt`` appears before ``last.pt`` is re-linked to it, so its existence alone is not enough: a SIGKILL
     between the two leaves ``last.pt`` at the previous save (a correct state, but not the one this test asks for).
     """
-    wait_for(work / f"step{step}.pt", proc, timeout)
-    deadline = time.monotonic() + timeout
-    while not (work / "last.pt").exists() or ckpt.load(work / "last.pt")["step"] < step:
-        assert proc.poll() is None, f"training ended before last.pt reached step {step}: {proc.stderr.read().decode()}"
-        assert time.monotonic() < deadline, f"last.pt did not reach step {step} within {timeout}s"
-        time.sleep(0.02)
+    last = work / "last.pt"
+    wait_until(lambda: last.exists() and ckpt.load(last)["step"] >= step, f"last.pt reached step {step}", proc)
 
 
 def test_kill_and_resume_matches_uninterrupted_run(tmp_path: Path) -> None:
