@@ -1,0 +1,56 @@
+"""The host-device sync counter (models/syncs.py) sees what a GPU would wait on, on a CPU."""
+
+import threading
+
+import pytest
+import torch
+
+from models.syncs import count_syncs
+
+
+def test_pure_device_work_counts_nothing():
+    x = torch.randn(4, 3, requires_grad=True)
+    with count_syncs() as syncs:
+        y = torch.softmax(x, -1).index_select(0, torch.tensor([2, 0])).sum()
+        y.backward()
+    assert syncs.count == 0, syncs.report()
+
+
+@pytest.mark.parametrize("read", [
+    lambda x: x.sum().item(),
+    lambda x: bool(x.sum() > 0),
+    lambda x: float(x.sum()),
+    lambda x: x.tolist(),
+    lambda x: x.cpu(),
+    lambda x: x.numpy(),
+    lambda x: x[x > 0],
+    lambda x: (x > 0).nonzero(),
+    lambda x: torch.unique(x),
+    lambda x: torch.repeat_interleave(torch.tensor([1, 2]), torch.tensor([2, 1])),
+    lambda x: torch.cuda.synchronize() if torch.cuda.is_available() else x.sum().item(),
+], ids=["item", "bool", "float", "tolist", "cpu", "numpy", "bool-mask", "nonzero", "unique",
+        "repeat_interleave", "synchronize"])
+def test_each_synchronising_call_is_counted_with_its_place(read):
+    x = torch.randn(5)
+    with count_syncs() as syncs:
+        read(x)
+    assert syncs.count >= 1
+    assert "test_syncs.py" in syncs.report()
+
+
+def test_static_repeat_interleave_and_other_threads_are_not_counted():
+    x = torch.randn(5)
+    with count_syncs() as syncs:
+        torch.repeat_interleave(torch.tensor([1, 2]), torch.tensor([2, 1]), output_size=3)
+        t = threading.Thread(target=lambda: x.tolist())
+        t.start()
+        t.join()
+    assert syncs.count == 0, syncs.report()
+
+
+def test_wrapped_methods_are_restored():
+    before = torch.Tensor.tolist
+    with count_syncs():
+        pass
+    assert torch.Tensor.tolist is before
+    assert torch.tensor([1, 2]).tolist() == [1, 2]
