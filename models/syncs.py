@@ -103,7 +103,7 @@ class _SyncMode(TorchDispatchMode):
         super().__init__()
         self.log = log
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func in SYNC_OPS and not (func is aten.repeat_interleave.Tensor and kwargs.get("output_size")):
             self.log.add(str(func.overloadpacket.__name__))
