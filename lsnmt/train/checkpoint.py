@@ -42,8 +42,28 @@ def save(path: Path, state: dict[str, Any]) -> None:
         torch.save(state, fh)
 
 
+HOST_ENTRIES = ("rng",)
+"""Entries that stay on the CPU whatever device a checkpoint is loaded onto: torch's and CUDA's
+``set_rng_state`` take CPU ``ByteTensor``s (a generator state moved to the GPU cannot be restored)."""
+
+
 def load(path: Path, device: torch.device | str = "cpu") -> dict[str, Any]:
-    return torch.load(path, map_location=device, weights_only=True)
+    """The checkpoint at ``path``, its tensors on ``device`` except :data:`HOST_ENTRIES`, which stay on the CPU."""
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    if torch.device(device).type == "cpu" or not isinstance(state, dict):
+        return state
+    return {k: v if k in HOST_ENTRIES else _to(v, torch.device(device)) for k, v in state.items()}
+
+
+def _to(value: Any, device: torch.device) -> Any:
+    """``value`` with every tensor in it (nested dicts, lists, tuples) moved to ``device``."""
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, dict):
+        return {k: _to(v, device) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to(v, device) for v in value)
+    return value
 
 
 def link_or_copy(src: Path, dst: Path) -> None:
@@ -116,10 +136,11 @@ def rng_state() -> dict[str, Any]:
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
-    torch.set_rng_state(state["torch"])
+    """Restore :func:`rng_state`'s generators (states found on another device are brought to the CPU first)."""
+    torch.set_rng_state(state["torch"].cpu())
     if state["cuda"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+        torch.cuda.set_rng_state_all([s.cpu() for s in state["cuda"]])
     name, keys, *rest = state["numpy"]
-    np.random.set_state((name, keys.numpy().astype(np.uint32), *rest))
+    np.random.set_state((name, keys.cpu().numpy().astype(np.uint32), *rest))
     version, internal, gauss = state["python"]
     random.setstate((version, tuple(internal), gauss))

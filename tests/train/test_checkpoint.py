@@ -70,3 +70,16 @@ def test_rng_state_round_trip(tmp_path: Path) -> None:
     assert np.array_equal(np.random.rand(3), expected[1])
     assert random.random() == expected[2]
 
+
+
+def test_generator_states_stay_on_the_cpu_whatever_device_the_checkpoint_is_loaded_onto(tmp_path: Path) -> None:
+    """A GPU resume loads the checkpoint onto the GPU, but torch's ``set_rng_state`` takes a CPU ByteTensor: the
+    meta device stands in for the GPU here (before the fix: ``TypeError: RNG state must be a torch.ByteTensor``)."""
+    ckpt.save(tmp_path / "r.pt", {"model": {"w": torch.ones(2)}, "rng": ckpt.rng_state(), "step": 3})
+    expected = (torch.rand(3), np.random.rand(3), random.random())
+    state = ckpt.load(tmp_path / "r.pt", torch.device("meta"))
+    assert state["model"]["w"].device.type == "meta" and state["step"] == 3
+    ckpt.set_rng_state(state["rng"])
+    assert torch.equal(torch.rand(3), expected[0])
+    assert np.array_equal(np.random.rand(3), expected[1])
+    assert random.random() == expected[2]
