@@ -138,7 +138,7 @@ def setup(exp: Experiment, bin_dir: Path, dist: Dist, factory: ModelFactory,
     feed = Feed(stream, train_dirs, vocab, dist, cfg.update_freq)
     run = Run(cfg=cfg, vocab=vocab, dist=dist, model=model, net=model, optimizer=optimizer, scaler=scaler,
               feed=feed, criterion=criterion or default_criterion)
-    return run, eval_plan(valid_dirs, cfg.max_tokens, dist, cfg.valid_max_sentences)
+    return run, eval_plan(valid_dirs, vocab, cfg.max_tokens, dist, cfg.valid_max_sentences)
 
 
 def wrap(run: Run, criterion: Criterion | None) -> None:
