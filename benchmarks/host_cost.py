@@ -41,8 +41,10 @@ sys.path.insert(0, str(ROOT))
 from lsnmt.config import Experiment
 from lsnmt.data.shards import ShardWriter
 from lsnmt.io import write_json
+from lsnmt.train.batching import BatchStream
 from lsnmt.train.curve import Meters
 from lsnmt.train.dist import Dist
+from lsnmt.train.feed import Feed
 from lsnmt.train.loop import Job, run_updates
 from lsnmt.train.loss import smoothed_cross_entropy
 from lsnmt.train.step import Run, train_step
@@ -128,10 +130,14 @@ def bare(run: Run, n: int) -> Callable[[int], float]:
 
 
 def feed_cost(run: Run, n: int) -> float:
-    """Seconds to build one update's batches on the calling thread (what the prefetch thread does)."""
+    """Seconds to build one update's batches on the calling thread (what the prefetch thread does), with a feed of
+    its own over the same pool."""
+    own = run.feed.stream
+    feed = Feed(BatchStream(own.pool, own.cfg, own.seed), run.feed.dirs, run.vocab, run.dist, run.cfg.update_freq,
+                depth=0)
     start = time.perf_counter()
     for _ in range(n):
-        run.feed._produce()
+        feed.next()
     return (time.perf_counter() - start) / n
 
 
@@ -145,7 +151,9 @@ def profile(updates: Callable[[int], float], n: int, top: int = 15) -> str:
     return out.getvalue()
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    """Run the benchmark (module docstring); returns seconds per update of ``trainer`` and ``bare`` (medians) and
+    the feed's ``feed`` seconds per update."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--updates", type=int, default=40, help="updates per repeat")
     ap.add_argument("--repeats", type=int, default=3)
@@ -154,7 +162,7 @@ def main() -> None:
     ap.add_argument("--precision", default="fp32", choices=("fp32", "bf16"), help="bf16: autocast on CUDA only")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--profile", action="store_true", help="also print cProfile's largest functions")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     with tempfile.TemporaryDirectory() as tmp:
@@ -170,6 +178,7 @@ def main() -> None:
                 rows[name].append(fn(args.updates) / args.updates)
         feed = feed_cost(run, 10)
         shapes = {tuple(s.target.shape) for s in run.feed.next().samples}
+        profiled = profile(ours, args.updates) if args.profile else ""
         run.feed.close()
     t, b = statistics.median(rows["trainer"]), statistics.median(rows["bare"])
     ratios = [x / y for x, y in zip(rows["trainer"], rows["bare"], strict=True)]
@@ -180,8 +189,9 @@ def main() -> None:
     print(f"bare loop (same model and batches, collated and moved beforehand): {1 / b:.1f} updates/s ({b * 1e3:.1f} ms)")
     print(f"t_trainer / t_bare: median {statistics.median(ratios):.2f}x, range {min(ratios):.2f}-{max(ratios):.2f}x")
     print(f"feed (background thread): {feed * 1e3:.1f} ms per update to collate its batches")
-    if args.profile:
-        print(profile(ours, args.updates))
+    if profiled:
+        print(profiled)
+    return {"trainer": t, "bare": b, "feed": feed}
 
 
 if __name__ == "__main__":
