@@ -122,7 +122,9 @@ BINDINGS = {
     ("clm", "table9"): Binding(
         "clm", "table9", "opus100_clm_enxx", gains=True, columns=_columns(("9", "1"), groups=False),
         rows={"Multilingual": "naive", "+Adapter": "adapter", "+CLSR": "clsr", "sCLM-top": "sclm_top",
-              "mCLM-top": "mclm_top", "sCLM": Row("sclm", "sclm"), "mCLM": Row("mclm", "mclm")}),
+              "mCLM-top": "mclm_top", "sCLM": Row("sclm_k194", "sclm"), "mCLM": Row("mclm", "mclm")},
+        note="sCLM: the k=194 model on both sides (caption; en-xx and xx-en keep one configuration), not "
+             "Table 1's sCLM♢ (k=280 / 560)."),
     ("clm", "table7"): Binding(
         "clm", "table7", "iwslt17_zeroshot", on_default=False,
         rows={p: Row("data", arg=p) for p in ("En-It", "En-Nl", "En-Ro", "It-Ro", "Nl-Ro", "It-Nl")},
