@@ -58,15 +58,23 @@ class LMTrainConfig:
     """*(choice)* x-elm states no warm-up for continued training; a model trained from scratch needs one."""
     warmup_init_lr: float = 0.0
     end_lr: float = 0.0
-    adam_betas: tuple[float, ...] = (0.9, 0.98)
-    """XGLM's Adam betas (Lin et al. 2022)."""
-    adam_eps: float = 1e-8
-    weight_decay: float = 0.01
+    adam_betas: tuple[float, ...] = (0.9, 0.95)
+    """Adam's betas. x-elm's paper gives no optimizer settings, so the authors' released sweep holds for betas,
+    eps, weight decay, clipping and precision: blvns/x-elm ``metaseq/fb_sweep/ft_stream.py`` (``--adam-betas
+    "(0.9, 0.95)"``, ``--adam-eps 1e-6``, ``--weight-decay`` only when ``--wd`` > 0, its default 0, ``--clip-norm``
+    1.0, ``--fp16`` with ``--fp16-init-scale 128``), as ``metaseq/scripts/train_xlbtm.sh`` runs it (no ``--wd``,
+    no ``--bf16``). The ``scratch`` seed, our addition, trains with the same recipe (choice)."""
+    adam_eps: float = 1e-6
+    weight_decay: float = 0.0
     clip_norm: float = 1.0
     max_tokens: int | None = None
     """Tokens per forward pass, the update accumulated over several (``None``: the whole update at once)."""
-    precision: Literal["fp32", "bf16"] = "fp32"
-    """Autocast dtype on GPU (CPU always runs fp32)."""
+    precision: Literal["fp32", "bf16", "fp16"] = "fp32"
+    """Autocast dtype on GPU (CPU always runs fp32). ``fp16`` (the released sweep's ``--fp16``) scales the loss
+    dynamically (``torch.amp.GradScaler`` from ``fp16_init_scale``; an update whose gradients overflow is skipped
+    and not counted, as metaseq / fairseq do)."""
+    fp16_init_scale: float = 128.0
+    """Initial loss scale with ``fp16`` (ft_stream.py: ``--fp16-init-scale 128``)."""
     seed: int = 1
     log_every: int = 10
     save_every: int = 100
