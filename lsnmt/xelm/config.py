@@ -36,7 +36,9 @@ class LMDataConfig:
     vocab_size: int | None = None
     """``None``: tokenise with the experiment's shared sentencepiece model (``data/{exp}/spm``; x-elm keeps
     XGLM's). A size: ``lm_data`` trains an LM tokenizer of that size (the ``spm`` stage's recipe and settings,
-    ``spm_sentences`` per language), e.g. a small vocabulary whose softmax a CPU can afford."""
+    ``spm_sentences`` per language) on the pretraining languages only, e.g. a small vocabulary whose softmax a CPU
+    can afford. Required with ``init: scratch`` and HMR targets: the shared model is trained on every data
+    language, the targets included, so a seed trained from scratch on it would not meet them as unseen."""
     spm_sentences: int = 20_000
     """Balanced sample per language for the LM tokenizer (with ``vocab_size``)."""
 
@@ -243,6 +245,10 @@ class XelmConfig:
     def __post_init__(self) -> None:
         if self.init == "xglm" and self.data.vocab_size is not None:
             raise FieldError("data.vocab_size", "init: xglm brings XGLM's tokenizer; leave vocab_size unset")
+        if self.init == "scratch" and self.data.vocab_size is None and self.hmr.targets:
+            raise FieldError("data.vocab_size", "init: scratch with HMR targets needs its own LM tokenizer (a size "
+                             "here, trained on the pretraining languages only): the experiment's spm model is "
+                             "trained on the HMR targets too, which the seed must not have seen (x-elm Sec. 6.3)")
         if set(self.languages) & set(self.hmr.targets):
             raise FieldError("hmr.targets", "an HMR target must not be one of xelm.languages (it is a new language)")
         for i, m in enumerate(self.ensemble.top_m):
