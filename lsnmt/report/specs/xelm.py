@@ -319,7 +319,9 @@ BINDINGS = {
                                                ("x-elm Training", "TF-IDFens*", "tfidf_ens"),
                                                ("LAPT", "Dense", "lapt"), ("LAPT", "HMR", "hmr"))}},
         note="Ours: targets and donors of xelm.hmr (mc4_xelm: az<-tr, he<-ar, pl<-ru, sv<-en as the paper); a "
-             "donor row fills when it is the donor of one of our targets. "
+             "donor row fills when it is the donor of one of our targets. The x-elm Training columns are our "
+             "10.5B-token dense model and TF-IDF ensemble, the paper's are its 21B-token ones (Sec. 6.3): ours "
+             "trained half as long; the LAPT columns build on 10.5B-token models in both. "
              + _RELATIVE.format(base="x-elm Training / Dense")),
     ("xelm", "table3"): Binding(
         "xelm", "table3", "mc4_xelm", describe=describe, rows=_icl_rows(),
