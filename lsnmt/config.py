@@ -412,6 +412,11 @@ class EvaluateConfig:
     """Multi-way corpora (``multiway`` split) for the similarity search."""
     resource_groups: dict[str, str] = field(default_factory=dict)
     """Language -> low / medium / high (e.g. OPUS-100 by training size; empty: groups from the data sizes)."""
+    group_thresholds: tuple[int, int] = (100_000, 900_000)
+    """Without ``resource_groups``: an en-xx pair with fewer training pairs than the first is low resource, with
+    more than the second high, else medium. Default: OPUS-100's (Zhang et al. 2020), which LMS-FD Sec. 5.2 and CLM
+    Sec. 4.3 use; CLM groups WMT-14 "according to their data size" with no thresholds (the WMT experiments say
+    which they use)."""
     multiway_max_sentences: Count | None = None
     """First N sentences of each multi-way set for similarity search and t-SNE (CLM: 100 of Flores devtest)."""
     tsne_sets: tuple[str, ...] = ()
@@ -426,6 +431,11 @@ class EvaluateConfig:
     """``torch.set_num_threads`` of the ``evaluate`` stage (its model passes: sentence embeddings, ATP): CPU float
     sums depend on the thread count and t-SNE magnifies that, so the figures are the same bytes only for the same
     count, which Snakemake's rule declares (``threads``) and DVC's command does not (it ran with all cores)."""
+
+    def __post_init__(self) -> None:
+        low, high = self.group_thresholds
+        if not 0 <= low <= high:
+            raise FieldError("group_thresholds", f"[{low}, {high}]: expected 0 <= low <= high")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -286,7 +286,8 @@ def evaluate(exp: Experiment, methods: tuple[str, ...], results_dir: Path, prepa
     scored = [s for m in methods for s in systems(exp, m)]
     check_setup(exp)
     lid = offtarget.load_lid(exp.evaluate.lid_model)
-    groups = language_groups(exp.evaluate.resource_groups, prepared_dir / "report.json", exp.data.pivot)
+    groups = language_groups(exp.evaluate.resource_groups, prepared_dir / "report.json", exp.data.pivot,
+                             exp.evaluate.group_thresholds)
     sets = {test_set: score_set(exp, scored, test_set, pairs, lid, results_dir, prepared_dir, spm_dir)
             for test_set, pairs in exp.data.test_sets.items()}
     names = tuple(s.name for s in scored)
