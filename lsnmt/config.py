@@ -398,6 +398,11 @@ class EvaluateConfig:
     """BLEU tokenizer per target language where 13a is wrong: ``{zh: zh, ja: ja-mecab, ko: ko-mecab}``."""
     baseline: SafeName = "naive"
     """Method the win ratio and the significance tests compare against."""
+    comparisons: tuple[tuple[SafeName, SafeName], ...] = ()
+    """More paired bootstraps, each ``[system, reference]``: a comparison a paper prints besides every system
+    against ``baseline`` (LSL Sec. 4.2-4.4: LSL-NAS against the best adapters, LSL-NAS-SD against the shared-decoder
+    baseline, ...; ``lsnmt/eval/comparisons.py``). A system is a method or one of its routes / top-w points
+    (``lsnmt.methods.systems``); one not evaluated in a run is recorded as not run, with the reason."""
     bootstrap_samples: Count = 1000
     significance: Annotated[float, Range(gt=0, lt=1)] = 0.05
     seed: Seed = 12345
@@ -436,6 +441,9 @@ class EvaluateConfig:
         low, high = self.group_thresholds
         if not 0 <= low <= high:
             raise FieldError("group_thresholds", f"[{low}, {high}]: expected 0 <= low <= high")
+        for i, pair in enumerate(self.comparisons):
+            if len(pair) != 2 or pair[0] == pair[1]:
+                raise FieldError(f"comparisons[{i}]", f"{list(pair)}: expected [system, reference], two names")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -546,11 +554,21 @@ class Experiment:
         if self.xelm is not None:
             self.xelm.check(self.data.languages)
         self._check_corpus_names()
+        self._check_comparisons()
         symbols = 2 * len(self.data.languages) + len({s.tag for s in self.data.sources if s.tag})
         symbols += len(self.spm.user_symbols)
         if self.spm.vocab_size < SPM_SPECIALS + symbols + 1:
             raise FieldError("spm.vocab_size", f"{self.spm.vocab_size} cannot hold the {SPM_SPECIALS} special pieces, "
                              f"{symbols} language / corpus / user symbols and at least one piece of text")
+
+    def _check_comparisons(self) -> None:
+        """``evaluate.comparisons`` name ``naive``, methods of ``method_cfg`` or their systems (``<method>_<x>``)."""
+        known = {"naive", *self.method_cfg}
+        for i, pair in enumerate(self.evaluate.comparisons):
+            for name in pair:
+                if not any(name == m or name.startswith(f"{m}_") for m in known):
+                    raise FieldError(f"evaluate.comparisons[{i}]", f"{name!r} is not naive, a method_cfg entry or "
+                                     f"one of its systems")
 
     def _check_corpus_names(self) -> None:
         """Corpus names elsewhere name a source (the multi-way ones for the analyses)."""

@@ -10,9 +10,9 @@ greedily: the closest pair of clusters is merged first, then the closest pair am
 (x-elm's ``lang_clustering.py``); with an odd count the last cluster waits for the next round. The distance of
 two clusters is the smallest distance between their members (``linkage: single``, the default: the released code,
 whose k = 4 sets are those the authors' experts trained on, see :class:`~lsnmt.xelm.config.TypologyConfig`) or
-that of their centroids (the mean of the members' vectors, ``linkage: centroid``, a reading of x-elm Sec. 3.2). Ties break by cluster
-order, so the hierarchy is deterministic. The clusters of the round with k clusters are the k experts' language
-sets, numbered in the order they were formed.
+that of their centroids (the mean of the members' vectors, ``linkage: centroid``, a reading of x-elm Sec. 3.2).
+Ties break by cluster order, so the hierarchy is deterministic. The clusters of the round with k clusters are the k
+experts' language sets, numbered in the order they were formed.
 """
 
 from __future__ import annotations

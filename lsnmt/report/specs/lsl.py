@@ -9,7 +9,10 @@ Per-language (Table 2: the 9 directions into / out of each language), per-family
 computed from the evaluate stage's per-direction scores. Table 8's ``†`` (not significant, p >= 0.05) comes from
 the evaluate stage's paired bootstrap of ``lsl_nas_dense`` against the baseline on chrF, printed after our value
 in both panels as the paper does (shown, not compared: only the numbers decide the status); ``‡`` where it gave
-no verdict because the outputs are degenerate (``lsnmt/eval/degenerate.py``). Table 7 counts the
+no verdict because the outputs are degenerate (``lsnmt/eval/degenerate.py``). The significance counts of the
+text and captions (LSL-NAS against the best adapters, the Table 3 and 4 variants, LSL-NAS-SD against the shared
+decoder baseline) are the ``ours/significance`` table (``lsnmt/report/specs/significance.py``), from the
+comparisons ``evaluate.comparisons`` configures. Table 7 counts the
 training pairs the ``prepare`` filters kept, summed over corpora (the paper counts after de-duplication,
 cleaning and CCMatrix down-sampling; our temperature sampling happens later, in the ``sample`` stage).
 Table 12's COMET column reads the evaluate stage's ``comet`` metric (``lsnmt/eval/comet.py``, wmt20-comet-da),

@@ -391,7 +391,8 @@ def fig2(results: Results, out_dir: Path, paper_dir: Path | None = None) -> Figu
             ax.set_title(f"{title} ({h.get('feature_set', '')}, {h.get('linkage', '')} linkage)", fontsize=8)
         files = save(fig, out_dir / "xelm", "figure2")
     return FigureOut("xelm", "Figure 2", "Typology hierarchy: languages merged greedily by URIEL distance between "
-                     "clusters (xelm.typology.linkage, in each panel's title), one line per round", "ours" if ours else "not run",
+                     "clusters (xelm.typology.linkage, in each panel's title), one line per round",
+                     "ours" if ours else "not run",
                      tuple(str(p.relative_to(out_dir.parent)) for p in files))
 
 
