@@ -227,9 +227,6 @@ class PrepareConfig:
     """Whitespace tokens per side (characters/4 for scripts written without spaces)."""
     max_chars: Count = 2000
     """Characters per side: a line without spaces is one word, so ``max_words`` alone keeps a 1 MB line."""
-    max_length_ratio: Annotated[float, Range(ge=1)] = 3.0
-    """Drop pairs whose character-length ratio exceeds this (both sides >= ratio_min_chars)."""
-    ratio_min_chars: Count = 10
     invalid_utf8: Literal["error", "replace"] = "error"
     """``error``: stop at the first invalid byte naming file and line; ``replace``: U+FFFD, counted."""
 
@@ -261,6 +258,11 @@ class SampleConfig:
     """``epoch``: the stage writes every training line once and the trainer draws each epoch's m_l lines of every
     direction (and corpus) anew, seeded by (seed, epoch): fairseq's temperature sampling re-draws every epoch, so
     a down-sampled corpus is eventually seen whole. ``once``: the stage writes one drawn epoch, reused."""
+    max_piece_ratio: Annotated[float, Range(ge=1)] | None = None
+    """Leave out a training pair whose SentencePiece piece counts (tags aside) differ by more than this factor, or
+    with an empty side (``lsnmt/data/clean.py``): M2M-100's ``clean-corpus-n.perl --ratio 3`` after SentencePiece,
+    which LSL's preprocessing runs. ``None``: no ratio filter (LMS-FD, CLM describe none). Pieces, not characters,
+    so that Chinese and Japanese (a word in a character) keep their pairs; the stage reads ``data/{exp}/spm``."""
 
 
 @dataclass(frozen=True, kw_only=True)
