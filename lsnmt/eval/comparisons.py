@@ -58,7 +58,7 @@ def pair_test(exp: Experiment, metric: str, pair: Pair, method: str, reference: 
 def tests(exp: Experiment, method: str, reference: str, hyps: Mapping[str, Mapping[Pair, list[str]]],
           refs: Mapping[Pair, list[str]], records: Records, pooled: str | None) -> dict[str, Any]:
     """``{metric: {"outcomes", "directions"}}`` of ``method`` against ``reference`` on every direction."""
-    out = {}
+    out: dict[str, Any] = {}
     for metric in (m for m in exp.evaluate.metrics if m in SACREBLEU_METRICS):
         per = {name(p): pair_test(exp, metric, p, method, reference, hyps, refs, records, pooled) for p in refs}
         out[metric] = {"outcomes": count_outcomes(per), "directions": per}

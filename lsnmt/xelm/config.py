@@ -61,8 +61,10 @@ class LMTrainConfig:
     warmup_init_lr: float = 0.0
     end_lr: float = 0.0
     adam_betas: tuple[float, ...] = (0.9, 0.95)
-    """Adam's betas. x-elm's paper gives no optimizer settings, so the authors' released sweep holds for betas,
-    eps, weight decay, clipping and precision: blvns/x-elm ``metaseq/fb_sweep/ft_stream.py`` (``--adam-betas
+    """Adam's betas. x-elm prints no optimizer values (Sec. 5.2 only says it keeps "the training parameters from
+    the original XGLM training procedure" unless stated), so the authors' released sweep, which ran the
+    experiments, holds for betas, eps, weight decay, clipping and precision: blvns/x-elm
+    ``metaseq/fb_sweep/ft_stream.py`` (``--adam-betas
     "(0.9, 0.95)"``, ``--adam-eps 1e-6``, ``--weight-decay`` only when ``--wd`` > 0, its default 0, ``--clip-norm``
     1.0, ``--fp16`` with ``--fp16-init-scale 128``), as ``metaseq/scripts/train_xlbtm.sh`` runs it (no ``--wd``,
     no ``--bf16``). The ``scratch`` seed, our addition, trains with the same recipe (choice)."""
