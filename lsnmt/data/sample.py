@@ -113,7 +113,7 @@ def stream_sample(src: Path, tgt: Path, n: int, m: int, rng: random.Random, out_
     """Write m draws of the n lines of ``src`` / ``tgt`` (``keep``: the lines of the files that count, n of them;
     ``None``: every line)."""
     with open(src, "rb") as fs, open(tgt, "rb") as ft:
-        pairs = zip(fs, ft, strict=True)
+        pairs: Iterator[tuple[bytes, bytes]] = zip(fs, ft, strict=True)
         if keep is not None:
             pairs = (p for p, k in zip(pairs, keep.tolist(), strict=True) if k)
         for k, (a, b) in zip(multiplicities(n, m, rng), pairs, strict=True):
