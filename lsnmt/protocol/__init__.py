@@ -15,10 +15,12 @@ row must have a source.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 from lsnmt.config import Experiment, Params
+from lsnmt.protocol import lm, methods, tasks
+from lsnmt.protocol.markdown import table
 from models.presets import resolve_dims
 
 LMSFD_SCRIPTS = "fe1ixxu/LMS_FD runs/train_opus_100.sh, train_opus_100_baseline.sh, train_opus_15.sh"
@@ -223,18 +225,8 @@ def rows(params: Params) -> list[tuple[str, str, str, str, str]]:
     return out
 
 
-def table(head: tuple[str, ...], body: Sequence[tuple[str, ...]]) -> list[str]:
-    """A Markdown table (a ``|`` inside a cell escaped)."""
-    def row(cells: tuple[str, ...]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    return [row(head), "| " + " | ".join("---" for _ in head) + " |", *map(row, body)]
-
-
 def render(params: Params) -> str:
     """PROTOCOL.md: per translation experiment its settings and its methods' settings, then x-elm, then NER / QA."""
-    from lsnmt.protocol import lm, methods, tasks
-
     lines = ["# Protocols of the paper experiments", "",
              "Generated from params.yaml by `python -m lsnmt.protocol > PROTOCOL.md` (lsnmt/protocol/ holds the "
              "sources); tests/test_protocol_table.py fails when the two differ. \"Our choice\" marks a setting "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lsnmt.config import Experiment, Params
+from lsnmt.protocol.markdown import table
 from lsnmt.xelm.config import LMTrainConfig, XelmConfig
 
 EXPERIMENTS = ("mc4_xelm",)
@@ -79,8 +80,6 @@ def rows(e: Experiment) -> list[tuple[str, str, str]]:
 
 def section(params: Params) -> list[str]:
     """The x-elm tables of PROTOCOL.md."""
-    from lsnmt.protocol import table
-
     out = []
     for name in (n for n in EXPERIMENTS if n in params.experiments):
         out += ["", f"## {name} (xelm)", "", *table(("setting", "value", "source"), rows(params.get(name)))]

@@ -5,6 +5,7 @@ with sources (what the paper states, and the XTREME recipes of the authors' earl
 from __future__ import annotations
 
 from lsnmt.config import Params
+from lsnmt.protocol.markdown import table
 from lsnmt.protocol.methods import settings
 from lsnmt.tasks.config import TaskConfig
 
@@ -42,8 +43,6 @@ METHOD_SOURCE = {"naive": "Sec. 5.3-5.4 (XLM-R base fine-tuned)",
 
 def section(params: Params) -> list[str]:
     """The NER / QA tables of PROTOCOL.md."""
-    from lsnmt.protocol import table
-
     out = []
     for name in (n for n in EXPERIMENTS if n in params.experiments):
         exp = params.get(name)
