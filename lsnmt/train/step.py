@@ -223,5 +223,12 @@ def validate(run: Run, plan: list[EvalSet]) -> dict[str, dict[str, float]]:
 
 
 def mean_loss(results: dict[str, dict[str, float]]) -> float:
-    """Unweighted mean over directions of the validation loss (each direction counts once)."""
-    return sum(r["loss"] for r in results.values()) / len(results) if results else math.nan
+    """The validation loss the best checkpoint is chosen on: every direction's loss weighted by its target tokens,
+
+        L = sum_d loss_d * tokens_d / sum_d tokens_d      (``nan`` without tokens)
+
+    i.e. the loss per token over all validation directions together, as fairseq computes it (the papers' toolkit:
+    translation_multi_simple_epoch concatenates the directions' valid sets and the criterion reports
+    sum(loss) / sum(tokens); LMS-FD's scripts select with ``--best-checkpoint-metric loss``)."""
+    tokens = sum(r["tokens"] for r in results.values())
+    return sum(r["loss"] * r["tokens"] for r in results.values()) / tokens if tokens else math.nan
