@@ -75,8 +75,9 @@ class Feed:
         samples = [collate(self.dirs, b.rows, self.vocab) for b in mine]
         if self.dist.device.type == "cuda":
             samples = [pinned(s) for s in samples]
-        return StepBatches(mine, samples, target_tokens(self.stream.pool, everyone),
-                           [batch_seed(self.seed, b) for b in mine])
+        return StepBatches(
+            mine, samples, target_tokens(self.stream.pool, everyone), [batch_seed(self.seed, b) for b in mine]
+        )
 
     def next(self) -> StepBatches:
         return self._ahead.next()

@@ -13,8 +13,8 @@ from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import host_cost  # noqa: E402
-import throughput  # noqa: E402
+import host_cost
+import throughput
 
 
 def test_host_cost_runs_the_trainer_and_the_bare_loop(capsys: pytest.CaptureFixture[str]) -> None:
