@@ -86,7 +86,7 @@ ROWS: list[tuple[str, Mutate, str]] = [
     ("vocab_symbols", _set("spm", vocab_size=10), "experiments.tiny.spm.vocab_size: 10 cannot hold the 4 special"),
     ("coverage", _set("spm", character_coverage=0.0), "experiments.tiny.spm.character_coverage: must be > 0"),
     ("temperature", _set("sample", temperature=0.0), "experiments.tiny.sample.temperature: must be > 0, got 0.0"),
-    ("sample_seed", _set("sample", seed=-1), "experiments.tiny.sample.seed: must be >= 0, got -1"),
+    ("sample_seed", _set("sample", seed=-1), "experiments.tiny.sample.seed: must be >= 0 and <= 4294967295, got -1"),
     ("sample_size_huge", _set("sample", size=10**15), "experiments.tiny.sample.size: must be >= 1 and <= 1000000000"),
     ("train_seed_huge", _set("train", seed=2**70), "experiments.tiny.train.seed: 1180591620717411303424 does not fit"),
     ("train_seed_33bit", _set("train", seed=2**32), "experiments.tiny.train.seed: must be >= 0 and <= 4294967295"),
