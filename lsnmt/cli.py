@@ -25,7 +25,7 @@ from pathlib import Path
 
 from lsnmt import lock
 from lsnmt.config import Experiment, Params
-from lsnmt.io import FULL, DataError, DiskFull, Interrupted, StopSignal
+from lsnmt.io import FULL, DataError, DiskFull, Interrupted, StopSignal, pending_stop
 from lsnmt.typed import ConfigError
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
@@ -105,7 +105,8 @@ def _job_lock(name: str, job: tuple[str, str | None] | None) -> Iterator[None]:
 @contextlib.contextmanager
 def _stop_handlers() -> Iterator[None]:
     """SIGTERM / SIGUSR1 raise :class:`~lsnmt.io.StopSignal` (a training loop catches them itself while it runs
-    and puts this handler back after); outside the main thread nothing is installed."""
+    and puts this handler back after), as does one that came earlier (``stages/__init__.py`` notes them from the
+    stage's start: :func:`~lsnmt.io.note_stop_signals`); outside the main thread nothing is installed."""
     def stop(signum: int, _frame: object) -> None:
         raise StopSignal(signum)
 
@@ -115,6 +116,8 @@ def _stop_handlers() -> Iterator[None]:
         yield
         return
     try:
+        if signum := pending_stop():  # it came during the imports or the loading of params.yaml
+            raise StopSignal(signum)
         yield
     finally:
         for sig, handler in previous.items():

@@ -107,6 +107,22 @@ class StopSignal(BaseException):
         self.signum = signum
 
 
+_EARLY: list[int] = []
+"""Stop signals that arrived before the stage's handler was installed (:func:`note_stop_signals`)."""
+
+
+def note_stop_signals() -> None:
+    """Record SIGTERM / SIGUSR1 from a stage's very start (its imports take seconds: torch) until its handler
+    takes over (``lsnmt.cli.guarded``), which then stops at once (:func:`pending_stop`)."""
+    for sig in (signal.SIGTERM, signal.SIGUSR1):
+        signal.signal(sig, lambda signum, _frame: _EARLY.append(signum))
+
+
+def pending_stop() -> int:
+    """The first stop signal :func:`note_stop_signals` recorded (0: none)."""
+    return _EARLY[0] if _EARLY else 0
+
+
 def umask() -> int:
     """The process's umask: read from ``/proc/self/status`` where it is there, else set and restored at once."""
     with contextlib.suppress(OSError, ValueError):

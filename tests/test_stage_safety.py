@@ -140,3 +140,23 @@ def test_sigterm_outside_the_updates_exits_143_with_one_line(tmp_path: Path, uni
     (line,) = err.strip().splitlines()
     assert line.endswith("WARNING stages.task_train: stopped by SIGTERM outside the updates (set-up, evaluation or "
                          "between units); nothing half-written is kept, the next run resumes from the last checkpoint")
+
+
+def test_sigterm_during_the_imports_stops_the_stage_once_it_starts(tmp_path: Path) -> None:
+    """``python -m stages.<name>`` notes stop signals from its start (stages/__init__.py): one during its imports
+    (seconds: torch) killed it outright."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    code = """
+        import os, signal, sys
+        sys.argv[0] = "-m"  # as while `python -m stages.x` imports the stages package
+        import stages
+        os.kill(os.getpid(), signal.SIGTERM)  # still importing: noted, not fatal
+        from lsnmt.cli import guarded, setup_logging
+        setup_logging(None)
+        guarded("train", lambda: print("trained"), ("tiny", "naive"))
+        """
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 143 and "trained" not in out.stdout, (out.returncode, out.stderr)
+    assert "WARNING stages.train: stopped by SIGTERM outside the updates" in out.stderr
+
