@@ -102,8 +102,10 @@ class StopSignal(BaseException):
     error of the code it interrupts."""
 
     def __init__(self, signum: int) -> None:
-        super().__init__(f"stopped by {signal.Signals(signum).name} outside the updates (set-up, evaluation or "
-                         "between units); nothing half-written is kept, the next run resumes from the last checkpoint")
+        super().__init__(
+            f"stopped by {signal.Signals(signum).name} outside the updates (set-up, evaluation or "
+            "between units); nothing half-written is kept, the next run resumes from the last checkpoint"
+        )
         self.signum = signum
 
 

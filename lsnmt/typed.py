@@ -255,6 +255,6 @@ def load_yaml(path: str | Path) -> Any:
         raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
 
 
-__all__ = ["INT64", "MAX_SEED", "NAME_PATTERN", "ConfigError", "Count", "DuplicateKeyError", "FieldError", "Name", "NonNegative", "Pattern",
-           "Positive", "Range", "Rate", "SafeName", "Seed", "Sha256", "UniqueKeyLoader", "build", "load_yaml",
-           "to_dict"]
+__all__ = ["INT64", "MAX_SEED", "NAME_PATTERN", "ConfigError", "Count", "DuplicateKeyError", "FieldError", "Name",
+           "NonNegative", "Pattern", "Positive", "Range", "Rate", "SafeName", "Seed", "Sha256", "UniqueKeyLoader",
+           "build", "load_yaml", "to_dict"]

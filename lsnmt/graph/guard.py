@@ -35,11 +35,14 @@ def unsafe(params: dict[str, Any]) -> str | None:
     """The first value of :data:`KEYS` in ``params`` that is not a name, as ``key[i]: reason``; ``None``: all are."""
     for key in KEYS:
         value = params.get(key)
-        if key != "experiment" and value is None:
+        if key == "experiment":
+            items = [(key, value)]
+        elif value is None:  # an absent job list: DVC makes no job of it
             continue
-        if key != "experiment" and not isinstance(value, list):
+        elif isinstance(value, list):
+            items = [(f"{key}[{i}]", v) for i, v in enumerate(value)]
+        else:
             return f"{key}: expected a list of names, got {type(value).__name__} {value!r}"
-        items = [(key, value)] if key == "experiment" else [(f"{key}[{i}]", v) for i, v in enumerate(value)]
         for where, item in items:
             reason = Name().error(item) if isinstance(item, str) else f"expected a name, got {item!r}"
             if reason is not None:

@@ -88,7 +88,7 @@ def _verified(path: Path, remedy: str) -> dict[str, Any]:
         lines = [x.strip() for x in str(exc).splitlines() if x.strip()]  # torch's first line advises False
         reason = next((x for x in lines if "GLOBAL" in x or "nsupported" in x), lines[-1] if lines else "")
         raise Damaged(f"{path}: not a plain checkpoint of tensors, refused ({reason}); {remedy}") from None
-    except Exception as exc:  # noqa: BLE001  torch.load's many ways to fail on a truncated or altered file
+    except Exception as exc:  # torch.load's many ways to fail on a truncated or altered file
         first = (str(exc).strip().splitlines() or [""])[0][:200]
         raise Damaged(f"{path}: damaged, it does not load ({type(exc).__name__}: {first}); {remedy}") from None
     if not isinstance(state, dict):

@@ -210,7 +210,7 @@ def _final_model(exp: Experiment, work_dir: Path) -> tuple[dict[str, torch.Tenso
         if paths:
             return ckpt.average(paths), f"average of {', '.join(p.name for p in paths)}"
         source = "last"
-    remedy = f"delete {work_dir} to train afresh" + (" (or set train.final_checkpoint: last)" if source == "best" else "")
+    remedy = f"delete {work_dir} to train afresh" + (", or set train.final_checkpoint: last" * (source == "best"))
     return ckpt.load(work_dir / f"{source}.pt", remedy=remedy)["model"], source
 
 
