@@ -12,6 +12,8 @@ import yaml
 
 from lsnmt.graph import guard
 from lsnmt.graph.dvc import render
+from lsnmt.graph.snakemake import NAME_WILDCARD
+from lsnmt.graph.table import STAGES
 
 from .conftest import ROOT, copy_repo, use_params, venv_env
 
@@ -45,6 +47,21 @@ def test_guard_names_the_first_value_that_is_not_a_name(change: dict[str, Any], 
     assert (guard.unsafe({**params, **change}) or "").startswith(expected)
 
 
+def test_every_snakemake_wildcard_is_constrained_to_a_name() -> None:
+    """Every wildcard of the rules' paths (the stage table's, which the Snakefile declares) is a name."""
+    import re
+
+    text = (ROOT / "Snakefile").read_text(encoding="utf-8")
+    block = text.split("wildcard_constraints:\n", 1)[1].split("\n\n", 1)[0]
+    constrained = dict(re.findall(r"^\s+(\w+)=(\w+),$", block, re.M))
+    used = {w for st in STAGES for path in (st.log, *(o.path for o in st.outs)) for w in re.findall(r"\{(\w+)\}", path)}
+    assert used == {"exp", "method", "expert", "target"} and constrained == dict.fromkeys(used, "NAME_WILDCARD")
+    for good in ("naive", "lms_fd", "dense-k1-e0", "wmt14.enxx"):
+        assert re.fullmatch(NAME_WILDCARD, good), good
+    for bad in ("x$(touch PWNED)", "x;id", "a/b", "..", "a..b", ".hidden", "a b", "a\nb"):
+        assert not re.fullmatch(NAME_WILDCARD, bad), bad
+
+
 def _probe_repo(tmp_path: Path) -> Path:
     """A copy of the repository on the tiny params with the inputs of ``train`` in place (empty stand-ins)."""
     repo = copy_repo(tmp_path)
@@ -55,6 +72,7 @@ def _probe_repo(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow  # a copy of the repository and a DVC run: the guard's place in every command is checked above
 def test_dvc_runs_nothing_of_a_method_name_that_is_a_command(tmp_path: Path) -> None:
     """The issue's probe: with ``methods: [naive, "x;touch PWNED;"]`` (and its method_cfg entry) ``dvc repro`` of
     that job ran ``touch PWNED`` (DVC fills the name into the command before the stage can check it)."""
@@ -69,6 +87,7 @@ def test_dvc_runs_nothing_of_a_method_name_that_is_a_command(tmp_path: Path) -> 
     assert f"params.yaml: methods[1]: {BAD!r} is not a valid name" in out.stderr, out.stderr
 
 
+@pytest.mark.slow  # a copy of the repository and a Snakemake run: NAME_WILDCARD is checked above
 def test_snakemake_runs_nothing_of_a_wildcard_that_is_a_command(tmp_path: Path) -> None:
     """A requested path fixes the wildcards, which Snakemake writes into the rule's command as they are."""
     repo = _probe_repo(tmp_path)
