@@ -5,11 +5,12 @@ hyperparameter comes from ``params.yaml``. Logging goes to stderr and, with
 ``--log``, to that file too (the path both front ends declare as the rule's log).
 
 A stage's work (:func:`guarded`) ends in one line and an exit status on every expected failure: bad data, a
-damaged file or a full disk (:class:`~lsnmt.io.DataError`) and a diverged run exit 1; the same job already
-running in this repository (:mod:`lsnmt.lock`) exits 75 (``EX_TEMPFAIL``); SIGTERM or SIGUSR1 exits 128 + the
-signal (143 for SIGTERM), wherever it arrives: inside a training loop's updates the loop saves and stops
-(:class:`~lsnmt.io.Interrupted`), anywhere else (set-up, evaluation, between NER / QA units) the stage's handler
-stops it (:class:`~lsnmt.io.StopSignal`).
+damaged file or a full disk (:class:`~lsnmt.io.DataError`), a diverged run and an allocation larger than the
+machine (a size in params.yaml beyond it: params.yaml's ranges refuse only the sizes no machine holds) exit 1;
+the same job already running in this repository (:mod:`lsnmt.lock`) exits 75 (``EX_TEMPFAIL``); SIGTERM or
+SIGUSR1 exits 128 + the signal (143 for SIGTERM), wherever it arrives: inside a training loop's updates the loop
+saves and stops (:class:`~lsnmt.io.Interrupted`), anywhere else (set-up, evaluation, between NER / QA units) the
+stage's handler stops it (:class:`~lsnmt.io.StopSignal`).
 """
 
 from __future__ import annotations
@@ -84,9 +85,21 @@ def guarded(name: str, call, job: tuple[str, str | None] | None = None) -> None:
     except lock.Busy as exc:
         logger.error("%s", exc)
         raise SystemExit(BUSY) from None
+    except (MemoryError, RuntimeError) as exc:
+        if not _out_of_memory(exc):
+            raise
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        logger.error("out of memory (%s): a size in params.yaml is too large for this machine", first[:200])
+        raise SystemExit(1) from None
     except (Interrupted, StopSignal) as exc:
         logger.warning("%s", exc)
         raise SystemExit(128 + exc.signum) from None
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """numpy's failed allocation (a ``MemoryError``), torch's on the CPU or a GPU (a ``RuntimeError``)."""
+    return (isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError"
+            or "can't allocate memory" in str(exc))
 
 
 @contextlib.contextmanager

@@ -92,6 +92,18 @@ def test_a_full_disk_outside_the_atomic_writers_is_one_line_too(tmp_path: Path,
     assert [r.getMessage() for r in caplog.records] == [str(DiskFull.at(tmp_path / "x.src"))]
 
 
+def test_an_allocation_beyond_the_machine_is_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    """A size the ranges let through but this machine cannot hold (``sample.size: 10**15`` was numpy's
+    allocation traceback in the trainer)."""
+    import numpy as np
+
+    with caplog.at_level(logging.ERROR), pytest.raises(SystemExit) as info:
+        cli.guarded("train", lambda: np.zeros(10**15))
+    assert info.value.code == 1
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert line.startswith("out of memory (Unable to allocate 7.11 PiB") and line.endswith("for this machine")
+
+
 def test_a_second_run_of_a_job_stops_at_once_naming_the_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                               caplog: pytest.LogCaptureFixture) -> None:
     """Two ``train`` of one method in one repository both ran and interleaved curve.tsv (44 rows, not 25)."""
