@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from lsnmt.graph import guard
-from lsnmt.graph.dvc import render
 from lsnmt.graph.snakemake import NAME_WILDCARD
 from lsnmt.graph.table import STAGES
+from lsnmt.typed import load_yaml
 
 from .conftest import ROOT, copy_repo, use_params, venv_env
 
@@ -25,12 +25,22 @@ def _commands(stage: dict[str, Any]) -> str | list[str]:
 
 
 def test_every_command_dvc_fills_in_runs_the_guard_first() -> None:
-    stages = yaml.safe_load(render())["stages"]
+    """dvc.yaml as committed (tests/test_graph.py checks that it is what the generator writes)."""
+    stages = load_yaml(ROOT / "dvc.yaml")["stages"]
     filled = {name: _commands(s) for name, s in stages.items() if "${" in str(_commands(s))}
     assert {"download", "train", "translate", "lm_expert", "lm_hmr", "report"} <= set(filled)
     for name, cmd in filled.items():
         assert isinstance(cmd, list) and len(cmd) == 2, (name, cmd)  # a list: DVC never splits its items
         assert cmd[0] == guard.COMMAND and "${" not in cmd[0], (name, cmd)
+
+
+@pytest.fixture(scope="module")
+def tiny() -> dict[str, Any]:
+    return load_yaml(ROOT / "tests/fixtures/params.tiny.yaml")
+
+
+def test_the_guard_passes_the_projects_params() -> None:
+    assert guard.unsafe(load_yaml(ROOT / "params.yaml")) is None
 
 
 @pytest.mark.parametrize(("change", "expected"), [
@@ -41,10 +51,10 @@ def test_every_command_dvc_fills_in_runs_the_guard_first() -> None:
     ({"methods": [{"x": "; touch PWNED"}]}, "methods[0]: expected a name, got {'x': '; touch PWNED'}"),
     ({"methods": "naive;id"}, "methods: expected a list of names, got str 'naive;id'"),
 ], ids=["semicolon", "substitution", "newline", "traversal", "mapping", "string"])
-def test_guard_names_the_first_value_that_is_not_a_name(change: dict[str, Any], expected: str) -> None:
-    params = yaml.safe_load((ROOT / "tests/fixtures/params.tiny.yaml").read_text(encoding="utf-8"))
-    assert guard.unsafe(params) is None and guard.unsafe(yaml.safe_load((ROOT / "params.yaml").read_text())) is None
-    assert (guard.unsafe({**params, **change}) or "").startswith(expected)
+def test_guard_names_the_first_value_that_is_not_a_name(tiny: dict[str, Any], change: dict[str, Any],
+                                                        expected: str) -> None:
+    assert guard.unsafe(tiny) is None
+    assert (guard.unsafe({**tiny, **change}) or "").startswith(expected)
 
 
 def test_every_snakemake_wildcard_is_constrained_to_a_name() -> None:

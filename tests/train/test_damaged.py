@@ -60,21 +60,23 @@ def test_a_file_without_a_checksum_loads_with_a_warning(tmp_path: Path, caplog: 
 
 def test_resume_falls_back_to_the_previous_intact_step_checkpoint(bin_dir: Path, tmp_path: Path,
                                                                    caplog: pytest.LogCaptureFixture) -> None:
-    """last.pt (a hard link of step6.pt) damaged: the run resumes from step3.pt and redoes updates 4-6, to the
+    """last.pt (a hard link of step2.pt) damaged: the run resumes from step1.pt and redoes update 2, to the
     weights it had (the old code resumed from the damaged file, to other weights, with no word)."""
-    train(tiny_experiment(max_steps=6), bin_dir, tmp_path / "out", tmp_path / "work")
+    exp = tiny_experiment(max_steps=2, save_every=1, validate_every=10)
+    train(exp, bin_dir, tmp_path / "out", tmp_path / "work")
     last = tmp_path / "work/last.pt"
     before = weights(last)
     flip_tensor_bit(last, before["encoder.embed.tokens.weight"])
-    assert train(tiny_experiment(max_steps=6), bin_dir, tmp_path / "out", tmp_path / "work")["step"] == 6
+    assert train(exp, bin_dir, tmp_path / "out", tmp_path / "work")["step"] == 2
     assert_equal_weights(before, weights(last))
-    assert "resuming from step3.pt, the newest intact checkpoint" in caplog.text
+    assert "resuming from step1.pt, the newest intact checkpoint" in caplog.text
 
 
 def test_no_intact_checkpoint_left_stops_in_one_line(bin_dir: Path, tmp_path: Path) -> None:
-    train(tiny_experiment(max_steps=3, keep_last=0), bin_dir, tmp_path / "out", tmp_path / "work")
+    exp = tiny_experiment(max_steps=1, keep_last=0, validate_every=10)
+    train(exp, bin_dir, tmp_path / "out", tmp_path / "work")
     last = tmp_path / "work/last.pt"
     last.write_bytes(last.read_bytes()[:100])
     with pytest.raises(ckpt.Damaged, match=r"last\.pt: damaged, it does not load .*, and no intact step checkpoint "
                                            r"is left to resume from: delete .*work to train afresh$"):
-        train(tiny_experiment(max_steps=6, keep_last=0), bin_dir, tmp_path / "out", tmp_path / "work")
+        train(exp, bin_dir, tmp_path / "out", tmp_path / "work")
