@@ -21,9 +21,9 @@ import sys
 
 sys.path.insert(0, workflow.basedir)
 from lsnmt.config import Params, TrainConfig  # noqa: E402  (light: no torch)
-from lsnmt.graph.snakemake import code, params  # noqa: E402  (the stage table: code inputs, params)
+from lsnmt.graph.snakemake import NAME_WILDCARD, code, params  # noqa: E402  (the stage table: code inputs, params)
 from lsnmt.launch import job_resources  # noqa: E402
-from lsnmt.typed import build, load_yaml  # noqa: E402
+from lsnmt.typed import ConfigError, build, load_yaml  # noqa: E402
 
 
 configfile: "params.yaml"
@@ -42,7 +42,10 @@ if _CHANGED:
                      "(only `experiment` and `paper` may be given on the command line)")
 
 EXPERIMENTS = config["experiments"]
-PARAMS = build(Params, _FILE, "params.yaml").with_names()  # typed, for the job lists (the stages check the rest)
+try:  # typed, for the job lists (the stages check the rest): a name that is not one stops here, in one line
+    PARAMS = build(Params, _FILE, "").with_names()
+except ConfigError as _exc:
+    sys.exit(f"params.yaml: {_exc}")
 PAPERS = config.get("papers", {})
 if "paper" in config and config["paper"] not in PAPERS:
     raise ValueError(f"paper={config['paper']!r} is not in params.yaml `papers` (known: {', '.join(PAPERS)})")
@@ -85,10 +88,12 @@ def train_job(key):
 localrules: all, download, params, report, task_eval
 
 
+# every wildcard a name: they reach the shell commands as they are (lsnmt/graph/snakemake.py, NAME_WILDCARD)
 wildcard_constraints:
-    exp="[^/]+",
-    expert="[^/]+",
-    target="[^/]+",
+    exp=NAME_WILDCARD,
+    method=NAME_WILDCARD,
+    expert=NAME_WILDCARD,
+    target=NAME_WILDCARD,
 
 
 def xelm_main_k(exp):

@@ -3,19 +3,36 @@
 Stages take only identity arguments (which experiment, where to log); every
 hyperparameter comes from ``params.yaml``. Logging goes to stderr and, with
 ``--log``, to that file too (the path both front ends declare as the rule's log).
+
+A stage's work (:func:`guarded`) ends in one line and an exit status on every expected failure: bad data, a
+damaged file or a full disk (:class:`~lsnmt.io.DataError`), a diverged run and an allocation larger than the
+machine (a size in params.yaml beyond it: params.yaml's ranges refuse only the sizes no machine holds) exit 1;
+the same job already running in this repository (:mod:`lsnmt.lock`) exits 75 (``EX_TEMPFAIL``); SIGTERM or
+SIGUSR1 exits 128 + the signal (143 for SIGTERM), wherever it arrives: inside a training loop's updates the loop
+saves and stops (:class:`~lsnmt.io.Interrupted`), anywhere else (set-up, evaluation, between NER / QA units) the
+stage's handler stops it (:class:`~lsnmt.io.StopSignal`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+from lsnmt import lock
 from lsnmt.config import Experiment, Params
-from lsnmt.io import DataError, Interrupted
+from lsnmt.io import FULL, DataError, DiskFull, Interrupted, StopSignal, pending_stop
 from lsnmt.typed import ConfigError
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
+"""What stops a stage cleanly (the training loop's own: ``lsnmt.train.loop.STOP_SIGNALS``)."""
+BUSY = 75
+"""Exit status of a stage whose job is already running (``EX_TEMPFAIL``: try again later)."""
 
 
 def setup_logging(log_file: str | None) -> None:
@@ -49,23 +66,81 @@ def stage_args(name: str, argv: list[str] | None = None, **extra: str) -> tuple[
     return args, exp
 
 
-def guarded(name: str, call) -> None:
-    """Run ``call()``; bad data or a diverged run is logged as one clear line and exits 1, a run stopped by
-    SIGTERM / SIGUSR1 (its state saved: ``lsnmt.train.loop``) exits ``128 + signal``."""
+def guarded(name: str, call, job: tuple[str, str | None] | None = None) -> None:
+    """Run ``call()`` as the stage ``name`` (module docstring: one line and an exit status on each expected
+    failure). ``job``: ``(experiment, job name or None)``, whose lock (:mod:`lsnmt.lock`) the stage holds while
+    it runs (a rank of a multi-rank run takes none: its launcher holds it)."""
+    logger = logging.getLogger(f"stages.{name}")
     try:
-        call()
-    except (DataError, FloatingPointError) as exc:
-        logging.getLogger(f"stages.{name}").error("%s", exc)
-        raise SystemExit(1) from None
-    except Interrupted as exc:
-        logging.getLogger(f"stages.{name}").warning("%s", exc)
+        with _job_lock(name, job), _stop_handlers():
+            call()
+    except (Interrupted, StopSignal) as exc:  # before RuntimeError: Interrupted is one
+        logger.warning("%s", exc)
         raise SystemExit(128 + exc.signum) from None
+    except (DataError, FloatingPointError) as exc:
+        logger.error("%s", exc)
+        raise SystemExit(1) from None
+    except OSError as exc:
+        if exc.errno not in FULL:
+            raise
+        logger.error("%s", DiskFull.at(exc.filename or Path.cwd() / "?"))
+        raise SystemExit(1) from None
+    except lock.Busy as exc:
+        logger.error("%s", exc)
+        raise SystemExit(BUSY) from None
+    except (MemoryError, RuntimeError) as exc:
+        if not _out_of_memory(exc):
+            raise
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        logger.error("out of memory (%s): a size in params.yaml is too large for this machine", first[:200])
+        raise SystemExit(1) from None
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """numpy's failed allocation (a ``MemoryError``), torch's on the CPU or a GPU (a ``RuntimeError``)."""
+    return (isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError"
+            or "can't allocate memory" in str(exc))
+
+
+@contextlib.contextmanager
+def _job_lock(name: str, job: tuple[str, str | None] | None) -> Iterator[None]:
+    if job is None or "WORLD_SIZE" in os.environ:
+        yield
+        return
+    exp, item = job
+    fd = lock.acquire(lock.path_of(name, exp, item), f"{name} {' '.join(x for x in (exp, item) if x)}")
+    try:
+        yield
+    finally:
+        lock.release(fd)
+
+
+@contextlib.contextmanager
+def _stop_handlers() -> Iterator[None]:
+    """SIGTERM / SIGUSR1 raise :class:`~lsnmt.io.StopSignal` (a training loop catches them itself while it runs
+    and puts this handler back after), as does one that came earlier (``stages/__init__.py`` notes them from the
+    stage's start: :func:`~lsnmt.io.note_stop_signals`); outside the main thread nothing is installed."""
+    def stop(signum: int, _frame: object) -> None:
+        raise StopSignal(signum)
+
+    try:
+        previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        if signum := pending_stop():  # it came during the imports or the loading of params.yaml
+            raise StopSignal(signum)
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def run(name: str, fn, argv: list[str] | None = None) -> None:
     """Run ``fn(exp)`` for a stage that depends only on the experiment."""
     _args, exp = stage_args(name, argv)
-    guarded(name, lambda: fn(exp))
+    guarded(name, lambda: fn(exp), (exp.name, None))
 
 
 def run_method(name: str, fn, argv: list[str] | None = None) -> None:
@@ -76,7 +151,7 @@ def run_method(name: str, fn, argv: list[str] | None = None) -> None:
         logging.getLogger(f"stages.{name}").error("method %r is not among the methods of experiment %r in %s %s",
                                                   args.method, exp.name, args.params, list(methods))
         raise SystemExit(2)
-    guarded(name, lambda: fn(exp, args.method))
+    guarded(name, lambda: fn(exp, args.method), (exp.name, args.method))
 
 
 def run_all_methods(name: str, fn, argv: list[str] | None = None) -> None:
@@ -84,7 +159,7 @@ def run_all_methods(name: str, fn, argv: list[str] | None = None) -> None:
     (:meth:`~lsnmt.config.Params.methods_of`)."""
     args, exp = stage_args(name, argv)
     methods = Params.load(args.params).methods_of(exp.name)
-    guarded(name, lambda: fn(exp, methods))
+    guarded(name, lambda: fn(exp, methods), (exp.name, None))
 
 
 def run_tasks(name: str, fn, argv: list[str] | None = None) -> None:
@@ -93,7 +168,7 @@ def run_tasks(name: str, fn, argv: list[str] | None = None) -> None:
     args, exp = stage_args(name, argv)
     params = Params.load(args.params)
     tasks, methods = params.jobs_of(exp.name, "tasks"), params.jobs_of(exp.name, "task_methods")
-    guarded(name, lambda: fn(exp, tasks, methods))
+    guarded(name, lambda: fn(exp, tasks, methods), (exp.name, None))
 
 
 def run_keyed(name: str, key: str, allowed: str, fn, argv: list[str] | None = None) -> None:
@@ -107,4 +182,4 @@ def run_keyed(name: str, key: str, allowed: str, fn, argv: list[str] | None = No
         logging.getLogger(f"stages.{name}").error("%s %r is not among the %s of experiment %r in %s %s", key, value,
                                                   allowed, exp.name, args.params, list(listed))
         raise SystemExit(2)
-    guarded(name, lambda: fn(exp, value))
+    guarded(name, lambda: fn(exp, value), (exp.name, value))

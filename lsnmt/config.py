@@ -47,6 +47,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 SPM_SPECIALS = 4
 """``<s>``, ``<pad>``, ``</s>``, ``<unk>`` (``lsnmt.data.spm``)."""
+MAX_EPOCH_PAIRS = 10**9
+"""Largest ``sample.size``: the trainer holds an epoch's line indices in memory, 8 bytes a pair (8 GB at this
+size; ``10**15`` stopped it with numpy's allocation error). The papers' largest training sets (OPUS-100, about
+55M pairs) are far below."""
 MAX_VOCAB = 1 << 20
 """Largest ``spm.vocab_size`` accepted: sentencepiece's ids are int32 and its trainer crashes long before them
 (the papers' largest vocabulary is 250K)."""
@@ -250,8 +254,8 @@ class PerSourceSampling:
 class SampleConfig:
     temperature: Positive = 1.0
     """p_l ∝ n_l^(1/T) over training directions (T=2 IWSLT'14, T=5 OPUS-100)."""
-    size: Count | None = None
-    """Sentence pairs in the sampled epoch; ``None``: the corpus size, sum_l n_l."""
+    size: Annotated[int, Range(ge=1, le=MAX_EPOCH_PAIRS)] | None = None
+    """Sentence pairs in the sampled epoch, at most :data:`MAX_EPOCH_PAIRS`; ``None``: the corpus size, sum_l n_l."""
     seed: Seed = 1
     per_source: PerSourceSampling = field(default_factory=PerSourceSampling)
     redraw: Literal["epoch", "once"] = "epoch"

@@ -6,6 +6,11 @@ Two rules hold everywhere in the project:
   interrupted stage never leaves a half-written file behind. They get the
   permissions of a plain ``open`` (``0o666 & ~umask``; directories ``0o777 & ~umask``),
   not ``mkstemp``'s private 0600, so a group sharing results can read them.
+  The temporary siblings a killed writer of the same path left (``.NAME.XXXXXXXX.tmp``,
+  a whole copy of the data for a stage's folder) are removed when the path is
+  written next: one writer per path, which the stage lock guarantees
+  (:mod:`lsnmt.lock`). A full disk is one :class:`DiskFull` line naming the path
+  and the space left.
 * Text is split on ``\\n`` only. ``str.splitlines()`` also breaks on U+0085,
   U+2028 and friends, which would silently misalign parallel files (Tatoeba's
   Polish test set has a U+0085 on line 5374).
@@ -14,8 +19,10 @@ Two rules hold everywhere in the project:
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -28,6 +35,55 @@ class DataError(ValueError):
     """Bad input data: the message names the file (and line) at fault."""
 
 
+class DiskFull(DataError):
+    """No space left where an output is written: the message names the path and the space left."""
+
+    @classmethod
+    def at(cls, path: str | Path) -> DiskFull:
+        try:
+            free = f"{shutil.disk_usage(Path(path).parent).free / 2**20:.1f} MiB free on its file system"
+        except OSError:
+            free = "its file system is full"
+        return cls(f"{path}: no space left on the device ({free}); free some space and run the stage again")
+
+
+FULL = (errno.ENOSPC, errno.EDQUOT)
+"""``OSError`` numbers of a full device or an exhausted quota."""
+
+
+def is_disk_full(exc: BaseException, where: str | Path) -> bool:
+    """Whether ``exc``, raised writing under ``where``, is a full disk: an ``OSError`` :data:`FULL` in its chain,
+    or an error of a writer that hides it (``torch.save``'s ``RuntimeError``) with less than 1 MiB left there."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in FULL:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    if not isinstance(exc, RuntimeError):
+        return False
+    try:
+        return shutil.disk_usage(where).free < 2**20
+    except OSError:
+        return False
+
+
+def remove_stale(path: Path) -> None:
+    """Delete the temporary siblings of ``path`` that a killed :func:`atomic_write` / :func:`atomic_dir` left:
+    ``.NAME.XXXXXXXX.tmp`` (``tempfile``'s 8 random characters) and ``.NAME.old``."""
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
+    for old in path.parent.glob(f".{glob_escape(path.name)}.*"):
+        if pattern.fullmatch(old.name) or old.name == f".{path.name}.old":
+            if old.is_dir() and not old.is_symlink():
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                old.unlink(missing_ok=True)
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with the glob metacharacters ``* ? [`` made literal."""
+    return re.sub(r"([*?[])", r"[\1]", name)
+
+
 class Interrupted(RuntimeError):
     """Training stopped on a signal after saving ``last.pt``; running again resumes (``lsnmt.train.loop``; a stage
     exits ``128 + signal``: ``lsnmt.cli.guarded``)."""
@@ -38,6 +94,35 @@ class Interrupted(RuntimeError):
             "checkpoint saved, the next run resumes from it"
         )
         self.signum, self.step = signum, step
+
+
+class StopSignal(BaseException):
+    """SIGTERM / SIGUSR1 outside a training loop's updates (set-up, evaluation, between units): raised by the
+    stage's handler (``lsnmt.cli.guarded``); a ``BaseException``, so that no ``except Exception`` takes it for an
+    error of the code it interrupts."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(
+            f"stopped by {signal.Signals(signum).name} outside the updates (set-up, evaluation or "
+            "between units); nothing half-written is kept, the next run resumes from the last checkpoint"
+        )
+        self.signum = signum
+
+
+_EARLY: list[int] = []
+"""Stop signals that arrived before the stage's handler was installed (:func:`note_stop_signals`)."""
+
+
+def note_stop_signals() -> None:
+    """Record SIGTERM / SIGUSR1 from a stage's very start (its imports take seconds: torch) until its handler
+    takes over (``lsnmt.cli.guarded``), which then stops at once (:func:`pending_stop`)."""
+    for sig in (signal.SIGTERM, signal.SIGUSR1):
+        signal.signal(sig, lambda signum, _frame: _EARLY.append(signum))
+
+
+def pending_stop() -> int:
+    """The first stop signal :func:`note_stop_signals` recorded (0: none)."""
+    return _EARLY[0] if _EARLY else 0
 
 
 def umask() -> int:
@@ -56,6 +141,7 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     """Open a temporary file next to ``path``; rename it onto ``path`` on success only."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.fchmod(fd, 0o666 & ~umask())
     os.close(fd)
@@ -66,9 +152,11 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, Exception) and not isinstance(exc, DataError) and is_disk_full(exc, path.parent):
+            raise DiskFull.at(path) from None
         raise
 
 
@@ -77,6 +165,7 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
     """Build a directory under a temporary name; swap it onto ``path`` on success only."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale(path)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         tmp.chmod(0o777 & ~umask())
@@ -89,8 +178,10 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
             shutil.rmtree(old, ignore_errors=True)
         else:
             tmp.rename(path)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, Exception) and not isinstance(exc, DataError) and is_disk_full(exc, path.parent):
+            raise DiskFull.at(path) from None
         raise
 
 

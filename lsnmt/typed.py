@@ -95,8 +95,14 @@ SafeName = Annotated[str, Name()]
 """A ``str`` field, list item or mapping key that names a file or a job."""
 Count = Annotated[int, Range(ge=1)]
 """A positive count, size, length or interval."""
-Seed = Annotated[int, Range(ge=0)]
-"""A random seed (numpy accepts none below 0)."""
+MAX_SEED = 2**32 - 1
+"""Largest seed: numpy's legacy seeding and sentencepiece take 32-bit seeds, torch's ``manual_seed`` 64-bit ones
+(``train.seed: 2**70`` stopped the trainer with an ``OverflowError``)."""
+Seed = Annotated[int, Range(ge=0, le=MAX_SEED)]
+"""A random seed: 0 to :data:`MAX_SEED` (numpy accepts none below 0)."""
+INT64 = 2**63
+"""Every integer of a params file lies in ``(-INT64, INT64)``: numpy and torch store them in 64 bits, and a
+larger one stops a stage with an ``OverflowError`` (checked by :func:`build` for every ``int``)."""
 Rate = Annotated[float, Range(ge=0, lt=1)]
 """A dropout or smoothing probability."""
 Positive = Annotated[float, Range(gt=0)]
@@ -170,6 +176,8 @@ def _build_scalar(tp: Any, data: Any, path: str) -> Any:
         raise ConfigError(f"{path}: expected {tp.__name__}, got bool {data!r}")
     if not isinstance(data, tp):
         raise ConfigError(f"{path}: expected {_describe(tp)}, got {type(data).__name__} {data!r}")
+    if tp is int and not -INT64 < data < INT64:
+        raise ConfigError(f"{path}: {data} does not fit in 64 bits (|value| < 2**63)")
     return data
 
 
@@ -247,6 +255,6 @@ def load_yaml(path: str | Path) -> Any:
         raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
 
 
-__all__ = ["NAME_PATTERN", "ConfigError", "Count", "DuplicateKeyError", "FieldError", "Name", "NonNegative", "Pattern",
-           "Positive", "Range", "Rate", "SafeName", "Seed", "Sha256", "UniqueKeyLoader", "build", "load_yaml",
-           "to_dict"]
+__all__ = ["INT64", "MAX_SEED", "NAME_PATTERN", "ConfigError", "Count", "DuplicateKeyError", "FieldError", "Name",
+           "NonNegative", "Pattern", "Positive", "Range", "Rate", "SafeName", "Seed", "Sha256", "UniqueKeyLoader",
+           "build", "load_yaml", "to_dict"]

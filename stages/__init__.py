@@ -1,0 +1,14 @@
+"""The pipeline's stages, one module each: ``python -m stages.<name>``.
+
+Run so (``sys.argv[0]`` is ``-m`` while Python imports this package, before the stage's module), a stage notes
+SIGTERM / SIGUSR1 from its very start: its imports take seconds (torch), and a signal then would kill it outright;
+its handler stops it cleanly, exit 128 + the signal, once its work begins (:func:`lsnmt.cli.guarded`). Imported
+otherwise (the tests), it changes nothing.
+"""
+
+import sys
+
+if sys.argv[:1] == ["-m"]:
+    from lsnmt.io import note_stop_signals
+
+    note_stop_signals()

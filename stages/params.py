@@ -14,7 +14,7 @@ import argparse
 import csv
 import logging
 
-from lsnmt.cli import setup_logging
+from lsnmt.cli import guarded, setup_logging
 from lsnmt.config import Params
 from lsnmt.io import atomic_write
 from lsnmt.paper_counts import COLUMNS, format_table, param_table
@@ -30,14 +30,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--log", default=None, help="also write the log to this file")
     args = parser.parse_args(argv)
     setup_logging(args.log)
+    guarded("params", lambda: _count(args.params))
+
+
+def _count(params: str) -> None:
     skipped: list[str] = []
-    rows = param_table(Params.load(args.params), skipped=skipped)
+    rows = param_table(Params.load(params), skipped=skipped)
     if skipped:
         log.warning(
             "%d of %d rows not counted: %s does not define their experiments: %s",
             len(skipped),
             len(skipped) + len(rows),
-            args.params,
+            params,
             "; ".join(skipped),
         )
     print(format_table(rows))

@@ -22,7 +22,11 @@ from lsnmt.report.runs import Results
 def main(argv: list[str] | None = None) -> None:
     args, exp = stage_args("report", argv)
     params = dataclasses.replace(Params.load(args.params), experiment=exp.name)
-    guarded("report", lambda: report(Results(params, Path("results"), Path("reports/params.csv")), Path("reports")))
+    guarded(
+        "report",
+        lambda: report(Results(params, Path("results"), Path("reports/params.csv")), Path("reports")),
+        (exp.name, None),
+    )
 
 
 if __name__ == "__main__":

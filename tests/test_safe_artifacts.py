@@ -59,6 +59,19 @@ def test_trained_model_pt_loads_weights_only(tmp_path: Path, exp) -> None:
         assert torch.equal(loaded.state_dict()[name], value), name
 
 
+def test_a_damaged_model_pt_is_refused_in_one_line(tmp_path: Path, exp) -> None:
+    """A bit flipped in a weight: the old code translated with the other weights (rc 0)."""
+    from tests.train.test_damaged import flip_tensor_bit
+
+    model = build_transformer(exp.model, vocab_size=VOCAB.size, num_languages=3, padding_idx=VOCAB.pad)
+    state = model.state_dict()
+    checkpoint.save(tmp_path / "model.pt", {"model": state, "config": _config(exp, VOCAB, "f", None), "step": 3})
+    flip_tensor_bit(tmp_path / "model.pt", state["encoder.embed.tokens.weight"])
+    with pytest.raises(DataError, match=r"model\.pt: damaged, its content differs from what was written \(sha256 "
+                                        r"mismatch\); rerun the train stage of naive"):
+        load_model(exp, "naive", tmp_path / "model.pt", VOCAB)
+
+
 @pytest.fixture
 def umask_022():
     old = os.umask(0o022)

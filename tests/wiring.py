@@ -45,12 +45,14 @@ def snakemake_steps(repo: Path, env: dict[str, str], *targets: str) -> dict[froz
 
 def dvc_steps(repo: Path) -> dict[frozenset[str], Step]:
     """Every stage of dvc.yaml in ``repo`` with ``${...}`` resolved from params.yaml, keyed by its outputs
-    (plots and metrics included); a matrix stage ``train@naive`` is named by its base name ``train``."""
+    (plots and metrics included); a matrix stage ``train@naive`` is named by its base name ``train``. ``cmd`` is the
+    stage's own command, the last of a ``cmd`` list (whose first is the name guard, ``lsnmt.graph.guard``)."""
     from dvc.repo import Repo
 
     with Repo(str(repo)) as r:
-        steps = [Step(s.name.split("@")[0], s.cmd, frozenset(str(o.def_path) for o in s.outs),
-                      frozenset(str(d.def_path) for d in s.deps)) for s in r.index.stages]
+        steps = [Step(s.name.split("@")[0], s.cmd[-1] if isinstance(s.cmd, list) else s.cmd,
+                      frozenset(str(o.def_path) for o in s.outs), frozenset(str(d.def_path) for d in s.deps))
+                 for s in r.index.stages]
     return {s.outs: s for s in steps}
 
 

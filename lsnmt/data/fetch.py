@@ -13,8 +13,13 @@
   checksums;
 * ``dest`` that already exists and verifies is reused without any network access.
 
-The digests of a fetched file are remembered in ``dest.digests.json`` (keyed by
-size and mtime) so that a cached multi-GB archive is hashed once, not per run.
+The digests of a fetched file are remembered in ``dest.digests.json``. A cached
+file is hashed again every time it is reused, and compared with the published
+checksum or, where there is none, with the digests recorded when it was
+fetched: bytes that rotted in the cache (same size, same mtime) are fetched
+again, not used (hashing a multi-GB archive takes seconds, the download stage
+runs rarely). Right after a fetch, :func:`file_digests` reads them back from
+``dest.digests.json`` (keyed by size and mtime) instead of hashing twice.
 """
 
 from __future__ import annotations
@@ -127,10 +132,11 @@ def local_path(source: str) -> Path | None:
     return None
 
 
-def file_digests(path: str | Path, *, remember: bool = False) -> dict[str, str]:
-    """sha256 and md5 of a file in one pass; with ``remember``, cached in ``path.digests.json``."""
+def file_digests(path: str | Path, *, remember: bool = False, fresh: bool = False) -> dict[str, str]:
+    """sha256 and md5 of a file in one pass; with ``remember``, cached in ``path.digests.json``; ``fresh``: hash
+    the file even where ``path.digests.json`` holds its digests for its size and mtime."""
     path = Path(path)
-    cached = _recalled(path)
+    cached = None if fresh else _recalled(path)
     if cached is not None:
         return cached
     hashes = {"sha256": hashlib.sha256(), "md5": hashlib.md5(usedforsecurity=False)}
@@ -176,16 +182,31 @@ def _remember(path: Path, digests: dict[str, str]) -> None:
 
 
 def _reusable(dest: Path, expected: dict[str, str], label: str) -> bool:
-    """True if the cached ``dest`` can be used; a cached file that fails verification is removed."""
-    digests = file_digests(dest, remember=True)
-    bad = [a for a, v in expected.items() if digests[a] != v]
+    """True if the cached ``dest`` can be used: hashed afresh, it matches ``expected`` or, without published
+    checksums, the digests recorded when it was fetched. A cached file that fails is removed."""
+    recorded = _recorded(dest)
+    digests = file_digests(dest, fresh=True)
+    want = expected or {a: v for a, v in (recorded or {}).items() if a in ALGOS}
+    bad = [a for a, v in want.items() if digests[a] != v]
     if not bad:
-        log.info("using cached %s for %s%s", dest, label, "" if expected else " (no checksum known, not verified)")
+        _remember(dest, digests)
+        log.info("using cached %s for %s%s", dest, label, "" if want else " (no checksum known, not verified)")
         return True
-    log.warning("cached %s does not match the %s of %s; downloading it again", dest, bad[0], label)
+    what = f"the {bad[0]} of {label}" if expected else f"the {bad[0]} recorded when it was fetched"
+    log.warning("cached %s does not match %s (%s, got %s): fetching it again", dest, what, want[bad[0]],
+                digests[bad[0]])
     dest.unlink()
     _sidecar(dest).unlink(missing_ok=True)
     return False
+
+
+def _recorded(path: Path) -> dict[str, str] | None:
+    """The digests ``path.digests.json`` recorded, whatever the file's size and mtime now."""
+    try:
+        info = json.loads(_sidecar(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return info if isinstance(info, dict) else None
 
 
 def _verify(part: Path, expected: dict[str, str], label: str) -> dict[str, str]:

@@ -30,7 +30,6 @@ each with its test set subfolders (``{out}/{route}/test.tatoeba/…``). A CLM me
 from __future__ import annotations
 
 import logging
-import pickle
 from pathlib import Path
 
 import numpy as np
@@ -42,8 +41,9 @@ from lsnmt.config import Experiment
 from lsnmt.data.layout import test_set_subdir
 from lsnmt.decode.beam import beam_search
 from lsnmt.decode.common import max_lengths
-from lsnmt.io import DataError, atomic_dir, write_json
+from lsnmt.io import atomic_dir, write_json
 from lsnmt.methods import bind, resolve, systems, with_route, with_top_w
+from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.corpus import Direction, Vocab, load_split
 from models.build import build_transformer
 from models.lang import LangContext
@@ -62,15 +62,10 @@ def load_model(exp: Experiment, method: str, model_path: Path, vocab: Vocab,
     weights through another one, ``top_w`` mixes only a CLM model's ``w`` largest feature proportions); a layout
     that a search selected (LSL-NAS) comes from the model's own record, so the search output is not read again.
     The file holds tensors and plain types only and is read with ``weights_only=True``: a pickle that would run
-    code (a model shared through a DVC remote or a cluster file system) is refused with a
-    :class:`~lsnmt.io.DataError`.
+    code (a model shared through a DVC remote or a cluster file system) is refused, as is a damaged file (its
+    checksum differs), with a :class:`~lsnmt.train.checkpoint.Damaged` (a :class:`~lsnmt.io.DataError`).
     """
-    try:
-        state = torch.load(model_path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as exc:
-        lines = [x.strip() for x in str(exc).splitlines() if x.strip()]  # torch's first line advises False
-        reason = next((x for x in lines if "GLOBAL" in x or "nsupported" in x), lines[-1] if lines else "")
-        raise DataError(f"{model_path}: not a plain checkpoint of tensors, refused ({reason})") from None
+    state = ckpt.load(model_path, remedy=f"rerun the train stage of {method} (its checkpoints are in work/)")
     kind, cfg = resolve(exp, method)  # the method's config fixes its inference route (e.g. FD: shared)
     cfg = with_route(kind, bind(exp, method, kind, cfg, stored=state.get("config", {}).get("method")), route)
     cfg = with_top_w(cfg, top_w)

@@ -5,7 +5,9 @@
 
 A stage repeated over methods is a ``matrix`` (``train@<method>``), one over x-elm experts or targets a ``foreach``
 (``lm_expert@<id>``); params are tracked per key (``experiments.${experiment}.method_cfg.${item.method}``), and the
-code dependencies are the files its stage module imports (folders where every ``.py`` file is imported).
+code dependencies are the files its stage module imports (folders where every ``.py`` file is imported). A command
+into which DVC writes params.yaml values is a list whose first command is :mod:`lsnmt.graph.guard`: DVC runs the
+stage's own command only when the guard found every such value a name.
 
 The ``params`` stage tracks the sections of every experiment ``reports/paper/counts.yaml`` links that params.yaml
 defines (:func:`lsnmt.graph.table.linked_keys`), so dvc.yaml also follows params.yaml's list of experiments: after
@@ -20,6 +22,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from lsnmt.graph import guard
 from lsnmt.graph.imports import ROOT, folded, module_files
 from lsnmt.graph.table import EACH, STAGES, Stage, linked_keys
 from lsnmt.typed import load_yaml
@@ -74,7 +77,11 @@ def stage_lines(stage: Stage, experiments: Iterable[str]) -> list[str]:
     elif stage.each:
         lines += [f"    foreach: ${{{EACH[stage.each]}}}", "    do:"]
         pad = "      "
-    lines.append(f"{pad}cmd: {dvc_path(stage, stage.cmd)}")
+    cmd = dvc_path(stage, stage.cmd)
+    if "${" in cmd:  # params.yaml values reach a shell: the guard checks them first (lsnmt.graph.guard)
+        lines += [f"{pad}cmd:", f"{pad}  - {guard.COMMAND}", f"{pad}  - {cmd}"]
+    else:
+        lines.append(f"{pad}cmd: {cmd}")
     lines += [f"{pad}deps:", *(f"{pad}  - {dvc_path(stage, d)}" for d in (*stage.deps, *code_deps(stage)))]
     params = params_of(stage, experiments)
     if params:

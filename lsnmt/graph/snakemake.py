@@ -13,6 +13,12 @@ from typing import Any
 from lsnmt.graph.imports import module_files
 from lsnmt.graph.table import BY_NAME, linked_experiments
 
+NAME_WILDCARD = r"[A-Za-z0-9](?:(?!\.\.)[A-Za-z0-9_.-]){0,99}"
+"""Every wildcard's ``wildcard_constraints``: :data:`lsnmt.typed.NAME_PATTERN` without ``..``. Snakemake writes
+wildcards into the rules' shell commands as they are, and a requested path fixes them
+(``snakemake 'results/default/train/x$(touch PWNED)/model.pt'`` ran ``touch PWNED``): a path whose wildcard is not
+a name matches no rule."""
+
 
 def code(name: str) -> list[str]:
     """The repository files ``stages.<name>`` imports (rule inputs)."""

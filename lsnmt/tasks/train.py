@@ -170,8 +170,8 @@ def run_unit(unit: Unit, prepared: Prepared, device: torch.device) -> dict[str, 
     state = {"epoch": 0, "best": None, "best_epoch": None, "curve": []}
     running = {"loss": 0.0, "batches": 0}  # the epoch in progress: summed loss, batches done
     last = unit.work / "last.pt"
-    if last.is_file():
-        saved = ckpt.load(last, device)
+    if (found := ckpt.resume(unit.work, device)) is not None:  # a damaged last.pt stops here, in one line
+        saved = found[1]
         model.load_state_dict(saved["model"])
         opt.load_state_dict(saved["optimizer"])
         sched.load_state_dict(saved["scheduler"])
@@ -235,7 +235,8 @@ def run_unit(unit: Unit, prepared: Prepared, device: torch.device) -> dict[str, 
               log_every=n_batches, save_every=n_batches, update=update, save=save, logger=log)
     run_updates(job, sched.last_epoch, None, None)
     if task.select == "best":
-        model.load_state_dict(ckpt.load(unit.work / "best.pt", device)["model"])
+        model.load_state_dict(ckpt.load(unit.work / "best.pt", device, remedy=f"delete {unit.work} to train the unit "
+                                        "afresh")["model"])
     result = {"task": unit.task_name, "method": unit.method, "kind": unit.kind, "seed": unit.seed,
               "selected_epoch": state["best_epoch"] if task.select == "best" else task.epochs,
               "curve": state["curve"], "params": count_params(model, task, unit.kind, unit.cfg),

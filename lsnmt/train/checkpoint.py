@@ -14,12 +14,22 @@ name (``os.replace`` is atomic on POSIX), so a crash mid-save leaves the
 previous file intact. ``last.pt`` is a hard link to the newest ``step{N}.pt``
 (a copy where links are not supported). Tensors and plain containers only:
 files load with ``torch.load(weights_only=True)``.
+
+**Checksums.** :func:`save` stores, under the key ``sha256``, the digest of everything else in the file
+(:func:`lsnmt.train.digest.state_digest`: every tensor's dtype, shape and bytes, every other value), inside the
+file itself, so that it is written atomically with it and travels with it (``model.pt`` through DVC's cache or a
+remote). :func:`load` recomputes it and refuses a file that does not load or whose digest differs with
+:class:`Damaged`, one line naming the file and what to do (a bit flipped in a tensor loads, and would otherwise
+resume or translate silently with other weights). :func:`resume` falls back from a damaged ``last.pt`` to the
+newest intact ``step{N}.pt``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import pickle
 import random
 import re
 import shutil
@@ -31,15 +41,26 @@ from typing import Any
 import numpy as np
 import torch
 
-from lsnmt.io import atomic_write
+from lsnmt.io import DataError, atomic_write
+from lsnmt.train.digest import state_digest
+
+log = logging.getLogger(__name__)
 
 STEP_RE = re.compile(r"^step(\d+)\.pt$")
+DIGEST = "sha256"
+"""The key under which :func:`save` stores the digest of the rest of the checkpoint (:func:`load` removes it)."""
+
+
+class Damaged(DataError):
+    """A checkpoint that does not load, or whose content differs from what was written; the message (one line)
+    names the file and what to do."""
 
 
 def save(path: Path, state: dict[str, Any]) -> None:
-    """Write ``state`` to ``path`` atomically (temporary file + fsync + ``os.replace``)."""
+    """Write ``state`` and its digest (key :data:`DIGEST`) to ``path`` atomically (temporary file + fsync +
+    ``os.replace``)."""
     with atomic_write(path, "wb", encoding=None) as fh:
-        torch.save(state, fh)
+        torch.save({**state, DIGEST: state_digest(state)}, fh)
 
 
 HOST_ENTRIES = ("rng",)
@@ -47,12 +68,68 @@ HOST_ENTRIES = ("rng",)
 ``set_rng_state`` take CPU ``ByteTensor``s (a generator state moved to the GPU cannot be restored)."""
 
 
-def load(path: Path, device: torch.device | str = "cpu") -> dict[str, Any]:
-    """The checkpoint at ``path``, its tensors on ``device`` except :data:`HOST_ENTRIES`, which stay on the CPU."""
-    state = torch.load(path, map_location="cpu", weights_only=True)
-    if torch.device(device).type == "cpu" or not isinstance(state, dict):
+def load(path: Path, device: torch.device | str = "cpu", *,
+         remedy: str = "rerun the stage that writes it") -> dict[str, Any]:
+    """The checkpoint at ``path``, verified on the CPU, its tensors then on ``device`` except :data:`HOST_ENTRIES`,
+    which stay on the CPU. Raises :class:`Damaged` (``remedy``: what the message tells the user to do) when the
+    file does not load or its digest differs; a file written before digests were stored loads with a warning."""
+    state = _verified(Path(path), remedy)
+    if torch.device(device).type == "cpu":
         return state
     return {k: v if k in HOST_ENTRIES else _to(v, torch.device(device)) for k, v in state.items()}
+
+
+def _verified(path: Path, remedy: str) -> dict[str, Any]:
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise
+    except pickle.UnpicklingError as exc:
+        lines = [x.strip() for x in str(exc).splitlines() if x.strip()]  # torch's first line advises False
+        reason = next((x for x in lines if "GLOBAL" in x or "nsupported" in x), lines[-1] if lines else "")
+        raise Damaged(f"{path}: not a plain checkpoint of tensors, refused ({reason}); {remedy}") from None
+    except Exception as exc:  # torch.load's many ways to fail on a truncated or altered file
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise Damaged(f"{path}: damaged, it does not load ({type(exc).__name__}: {first}); {remedy}") from None
+    if not isinstance(state, dict):
+        raise Damaged(f"{path}: not a checkpoint (a {type(state).__name__}, not a mapping); {remedy}")
+    stored = state.pop(DIGEST, None)
+    if stored is None:
+        log.warning("%s: written without a checksum (before checksums were stored): loaded unverified", path)
+    elif stored != state_digest(state):
+        raise Damaged(f"{path}: damaged, its content differs from what was written (sha256 mismatch); {remedy}")
+    return state
+
+
+def resume(work_dir: Path, device: torch.device | str = "cpu") -> tuple[Path, dict[str, Any]] | None:
+    """The newest intact checkpoint of ``work_dir`` to resume from, and its path: ``last.pt``, else (damaged) the
+    ``step{N}.pt`` files, newest first; ``None`` when there is none. Raises :class:`Damaged` when every one is
+    damaged. Reads only, so that every rank of a run picks the same file."""
+    candidates = [work_dir / "last.pt", *(p for _, p in reversed(step_checkpoints(work_dir)))]
+    damaged: list[Damaged] = []
+    bad_files: set[tuple[int, int]] = set()
+    for path in candidates:
+        if not path.is_file() or _file_id(path) in bad_files:  # last.pt is a hard link to a step file
+            continue
+        try:
+            state = load(path, device, remedy="trying the previous checkpoint")
+        except Damaged as exc:
+            log.warning("%s", exc)
+            damaged.append(exc)
+            bad_files.add(_file_id(path))
+            continue
+        if damaged:
+            log.warning("resuming from %s, the newest intact checkpoint of %s", path.name, work_dir)
+        return path, state
+    if damaged:
+        raise Damaged(f"{str(damaged[0]).rsplit(';', 1)[0]}, and no intact step checkpoint is left to resume from: "
+                      f"delete {work_dir} to train afresh")
+    return None
+
+
+def _file_id(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_dev, st.st_ino
 
 
 def _to(value: Any, device: torch.device) -> Any:
@@ -113,7 +190,7 @@ def average(paths: Sequence[Path]) -> dict[str, torch.Tensor]:
     total: dict[str, torch.Tensor] = {}
     dtypes: dict[str, torch.dtype] = {}
     for path in paths:
-        model = load(path)["model"]
+        model = load(path, remedy=f"delete {path.parent} to train afresh")["model"]
         if total and model.keys() != total.keys():
             raise ValueError(f"{path}: parameters differ from {paths[0]}")
         for k, v in model.items():

@@ -159,9 +159,12 @@ def _state(run: Run, config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _resume(run: Run, last: Path) -> bool:
-    if not last.is_file():
+    """Restore the run from ``last`` or, where that is damaged, from the newest intact ``step{N}.pt`` beside it
+    (:func:`lsnmt.train.checkpoint.resume`); ``False``: nothing to resume from."""
+    found = ckpt.resume(last.parent, run.dist.device)
+    if found is None:
         return False
-    state = ckpt.load(last, run.dist.device)
+    last, state = found
     run.model.load_state_dict(state["model"])
     run.optimizer.load_state_dict(state["optimizer"])
     if state["scaler"]:
@@ -207,7 +210,8 @@ def _final_model(exp: Experiment, work_dir: Path) -> tuple[dict[str, torch.Tenso
         if paths:
             return ckpt.average(paths), f"average of {', '.join(p.name for p in paths)}"
         source = "last"
-    return ckpt.load(work_dir / f"{source}.pt")["model"], source
+    remedy = f"delete {work_dir} to train afresh" + (", or set train.final_checkpoint: last" * (source == "best"))
+    return ckpt.load(work_dir / f"{source}.pt", remedy=remedy)["model"], source
 
 
 def _finish(run: Run, exp: Experiment, config: dict[str, Any], work_dir: Path, out_dir: Path) -> str:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from lsnmt.typed import FieldError
+from lsnmt.typed import FieldError, Seed
 from models.config.lm import LMConfig
 
 ALLOCATIONS = ("tfidf", "typology")
@@ -79,7 +79,7 @@ class LMTrainConfig:
     and not counted, as metaseq / fairseq do)."""
     fp16_init_scale: float = 128.0
     """Initial loss scale with ``fp16`` (ft_stream.py: ``--fp16-init-scale 128``)."""
-    seed: int = 1
+    seed: Seed = 1
     log_every: int = 10
     save_every: int = 100
     """Resumable checkpoint every N updates (``work/{exp}/xelm/ckpt/{job}``)."""
@@ -138,7 +138,7 @@ class TfidfConfig:
     """Documents per balanced-assignment problem (c-BTM balances batches of 50,000), drawn from a seeded
     permutation of the whole corpus: x-elm shuffles every mC4 shard across languages before its balanced
     batches, so a chunk mixes languages (in language order each chunk would be split 1/k over the experts)."""
-    seed: int = 1
+    seed: Seed = 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -215,7 +215,7 @@ class ICLConfig:
     """Few-shot runs with different demonstrations, averaged."""
     examples: int = 1000
     """Random evaluation examples per language (x-elm Sec. 7.1: 1,000)."""
-    seed: int = 42
+    seed: Seed = 42
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -163,8 +163,9 @@ def train_lm(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path,
               "eos": meta["eos"], "fingerprint": fingerprint(job, lm, meta)}
     prepare_work_dir(work_dir, config)
     step, meters, last = 0, Meters(), work_dir / "last.pt"
-    if last.is_file():
-        state = ckpt.load(last, device)
+    found = ckpt.resume(work_dir, device)  # a damaged last.pt stops here, in one line
+    if found is not None:
+        state = found[1]
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         if state.get("scaler"):
@@ -173,8 +174,8 @@ def train_lm(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path,
         stream.load_state_dict(state["stream"])
         meters.load_state_dict(state["meters"])
         ckpt.set_rng_state(state["rng"])
-        log.info("%s: resumed from %s at update %d", job.name, last, step)
-    curve = Curve(work_dir / "curve.tsv", step if last.is_file() else None)
+        log.info("%s: resumed from %s at update %d", job.name, found[0], step)
+    curve = Curve(work_dir / "curve.tsv", step if found is not None else None)
     log.info("%s: %d parameters, %d updates of %d tokens on %d blocks", job.name, param_count(model), cfg.updates,
              job.batch_tokens, stream.n_blocks)
     n_blocks = job.batch_tokens // lm.block_size

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from lsnmt.typed import FieldError
+from lsnmt.typed import FieldError, Seed
 from models.config.model import ModelConfig
 
 Index = Literal["src", "tgt"]
@@ -75,7 +75,7 @@ class LSLConfig:
 class LSLSearchConfig:
     """One architecture search (``experiments.<exp>.search.<name>``, the ``search`` stage, Sec. 3.2)."""
 
-    seeds: tuple[int, ...] = (1,)
+    seeds: tuple[Seed, ...] = (1,)
     """One training run per seed; the weights are averaged over runs before the argmax (Figure 3: 3 runs)."""
     max_steps: int | None = None
     """Updates of each run (``None``: the experiment's ``train.max_steps``; the paper trains to convergence)."""

@@ -14,6 +14,7 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import re
 import socket
 import tarfile
@@ -223,6 +224,22 @@ def test_fetch_reuses_a_verified_cache_without_network(server: Served, tmp_path:
     offline = f"http://127.0.0.1:{closed_port()}/c.gz"
     assert fetch(offline, tmp_path / "c.gz", sha256=sha256(body), retries=1).read_bytes() == body
     assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("published", [True, False], ids=["published-sha256", "no-checksum"])
+def test_fetch_hashes_a_cached_file_again_and_refetches_rotten_bytes(server: Served, tmp_path: Path,
+                                                                     published: bool) -> None:
+    """A bit rotted in the cache, size and mtime unchanged: the old code reused it without hashing it again."""
+    body = bytes(range(256)) * 40
+    server.files["/r.tar"] = body
+    sha = sha256(body) if published else None
+    dest = fetch(server.url("/r.tar"), tmp_path / "r.tar", sha256=sha, progress=False)
+    st, raw = dest.stat(), bytearray(dest.read_bytes())
+    raw[1000] ^= 1
+    dest.write_bytes(bytes(raw))
+    os.utime(dest, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert fetch(server.url("/r.tar"), tmp_path / "r.tar", sha256=sha, progress=False).read_bytes() == body
+    assert len(server.requests) == 2
 
 
 def test_fetch_unreachable_host_says_how_to_work_offline(tmp_path: Path) -> None:
