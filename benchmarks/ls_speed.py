@@ -42,7 +42,7 @@ from lsnmt.config import ModelConfig
 from lsnmt.train.loss import default_criterion
 from models.build import build_transformer
 from models.lang import LangContext
-from models.ls import LS_KINDS
+from models.ls import criterion
 from models.ls.clm import CLMConfig
 from models.ls.clsr import CLSRConfig
 from models.ls.fd import FDConfig
@@ -79,7 +79,7 @@ def build(name: str, device: torch.device) -> tuple[nn.Module, Callable]:
     torch.manual_seed(1)
     model = build_transformer(ModelConfig(arch="transformer_small"), vocab_size=VOCAB, num_languages=LANGS,
                               method=kind, method_cfg=cfg).to(device)
-    crit = (LS_KINDS[kind].criterion if kind else None) or default_criterion
+    crit = criterion(kind) or default_criterion
     return model, crit
 
 

@@ -1,14 +1,13 @@
 """Train one claim job with the real trainer, decode its systems, count its parameters (``lsnmt.claim``).
 
-Training is ``stages/train.py``'s: the method's factory and criterion, dense pre-training for an LSL method with
-``dense_steps``, ``lsnmt.train.trainer.train``. Decoding is ``translate``'s loader (through each route of FD and
+Training is ``stages/train.py``'s: :func:`lsnmt.train.method.train_method` (the kind's batches, its factory and
+criterion, dense pre-training where the kind has it). Decoding is ``translate``'s loader (through each route of FD and
 LMS+FD: ``lsnmt.methods.systems``) and batched beam search on the test split; hypotheses and references are
 token ids written as words (``"17 23 9"``), the strings BLEU and exact match compare.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 from pathlib import Path
 
@@ -19,10 +18,8 @@ from lsnmt.accounting import shared_params, train_params
 from lsnmt.config import Experiment
 from lsnmt.decode.translate import load_model, translate_direction
 from lsnmt.train.corpus import Vocab, load_split
-from lsnmt.train.pretrain import dense_pretrained
-from lsnmt.train.trainer import train
+from lsnmt.train.method import train_method
 from models.build import build_transformer
-from models.ls import criterion
 
 log = logging.getLogger(__name__)
 
@@ -35,13 +32,9 @@ def words(ids: list[int]) -> str:
 
 
 def train_job(exp: Experiment, method: str, bin_dir: Path, work: Path) -> Path:
-    """Train ``method`` of ``exp`` into ``work`` (checkpoints in ``work/ckpt``); return its ``model.pt``."""
-    kind, cfg = methods.resolve(exp, method)
-    factory = functools.partial(build_transformer, method=kind, method_cfg=cfg)
-    if getattr(cfg, "dense_steps", 0):
-        factory = dense_pretrained(exp, method, cfg, bin_dir, work / "ckpt", factory)
-    train(exp, bin_dir, work / "model", work / "ckpt", model_factory=factory, criterion=criterion(kind),
-          method=methods.record(method, kind, cfg))
+    """Train ``method`` of ``exp`` into ``work`` (checkpoints in ``work/ckpt``) as the train stage does; return its
+    ``model.pt``."""
+    train_method(exp, method, bin_dir, work / "model", work / "ckpt")
     return work / "model" / "model.pt"
 
 
