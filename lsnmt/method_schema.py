@@ -32,7 +32,7 @@ def searches(exp: Experiment, exp_name: str | None = None) -> dict[str, Any]:
 
 def _other_routes(kind: str, cfg: Any) -> list[str]:
     """The routes of ``kind`` other than ``cfg``'s configured one (decoded as ``<name>_<route>``)."""
-    return [r for r in KINDS[kind].routes if r != cfg.route]
+    return list(kinds.routes_of(kind, cfg)[1:])
 
 
 def _extra_systems(kind: str, cfg: Any) -> dict[str, str]:

@@ -100,9 +100,7 @@ def resolve_task(exp: Experiment, name: str) -> tuple[str | None, Any]:
 def routes(kind: str | None, cfg: Any) -> tuple[str, ...]:
     """The routes a trained model is decoded through, configured first: FD and LMS+FD ``(route, other)``;
     ``()`` for a method with one way through (its system is the method itself)."""
-    if not kinds.routes(kind):
-        return ()
-    return (cfg.route, *(r for r in kinds.routes(kind) if r != cfg.route))
+    return kinds.routes_of(kind, cfg)
 
 
 def batching_by_kind(train: TrainConfig) -> dict[str, str]:

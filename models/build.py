@@ -77,9 +77,9 @@ def build_transformer(
     its config; ``factories``: explicit sub-module factories (tests, ablations).
     Built on the current default device (``with torch.device("meta"): …``).
     """
-    shape = KINDS[method].model if method in KINDS else None
-    if shape is not None:  # e.g. the Deep Transformer's depth
-        cfg = shape(method_cfg or KINDS[method].config(), cfg)
+    kind = KINDS.get(method) if method is not None else None
+    if kind is not None and kind.model is not None:  # e.g. the Deep Transformer's depth
+        cfg = kind.model(method_cfg or kind.config(), cfg)
     dims = resolve_dims(cfg)
     f = resolve_factories(method, method_cfg, factories)
     tgt_vocab = vocab_size if tgt_vocab_size is None else tgt_vocab_size

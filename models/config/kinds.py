@@ -106,6 +106,13 @@ def routes(kind: str | None) -> tuple[str, ...]:
     return () if kind is None else KINDS[kind].routes
 
 
+def routes_of(kind: str | None, cfg: Any) -> tuple[str, ...]:
+    """The routes a trained model of ``kind`` is decoded through, its configured ``cfg.route`` first (FD, LMS+FD:
+    ``(route, other)``); ``()`` for a method with one way through."""
+    own = routes(kind)
+    return (cfg.route, *(r for r in own if r != cfg.route)) if own else ()
+
+
 def batching(kind: str | None) -> Literal["direction", "mixed"] | None:
     """The kind's own training batches (``None``: the experiment's ``train.batching``)."""
     return None if kind is None else KINDS[kind].batching
