@@ -49,7 +49,7 @@ class LangContext:
     * ``progress``: the fraction of training done, ``step / max_steps`` in ``[0, 1]``,
       set by the trainer for training forwards and ``None`` otherwise (CLSR's gate-noise
       ramp, Zhang et al. 2021).
-    * ``padding``: the token padding mask of one feed-forward call (see the field).
+    * ``padding``: the token padding mask of one sublayer call (see the field).
     """
 
     src: Tensor  # (B,)
@@ -57,8 +57,9 @@ class LangContext:
     route: Literal["ls", "share"] | None = None
     progress: float | None = None
     padding: Tensor | None = None
-    """``(B, T)`` True at the padded positions of the tensor a feed-forward sub-module is called with (set by the
-    layer for that call only; ``None``: no padding). Token routers (Switch) leave pads out of routing."""
+    """``(B, T)`` True at the padded positions of the tensor a sublayer is called with (the queries of an attention,
+    the inputs of a feed-forward; set by the layer for that call only; ``None``: no padding). Token routers (Switch)
+    leave pads out of routing, CLSR out of its budget."""
 
     def __post_init__(self) -> None:
         if self.src.dim() != 1 or self.src.shape != self.tgt.shape:
