@@ -12,7 +12,7 @@ inconsistent settings raise :class:`~lsnmt.typed.ConfigError` naming the key pat
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
