@@ -277,14 +277,18 @@ class LangContext:
         return self._derived(self.src[::k], self.tgt[::k], self._host_take(slice(None, None, k)))
 
     def to(self, device: torch.device | str) -> LangContext:
-        """This context on ``device`` (non-blocking copies; the host ids and what they gave are kept)."""
+        """This context on ``device`` (non-blocking copies; the host ids and what they gave are kept). Ids still on
+        the CPU become the host ids if none are known: reading them waits for no device."""
         dev = torch.device(device)
+        host = self._known_host()
+        if host is None and self.src.device.type == "cpu":
+            host = HostIds(self.src.numpy().copy(), self.tgt.numpy().copy())
         out = replace(
             self,
             src=self.src.to(dev, non_blocking=True),
             tgt=self.tgt.to(dev, non_blocking=True),
             padding=None if self.padding is None else self.padding.to(dev, non_blocking=True),
-            host=self._known_host(),
+            host=host,
         )
         for name in ("uniform_src", "uniform_tgt"):
             if name in self.__dict__:

@@ -59,6 +59,8 @@ def test_derived_contexts_keep_what_is_known_of_their_rows() -> None:
     assert not known(unknown) and unknown.uniform_src == 0
     moved = mixed.to("cpu")
     assert moved.host is mixed.host and known(moved)
+    built = ctx([0, 1], [1, 0])
+    assert not known(built.index_select(torch.tensor([0, 1]))) and known(built.to("cpu"))  # CPU ids: the host's
 
 
 def test_groups_from_the_host() -> None:

@@ -58,19 +58,27 @@ def test_a_training_update_reads_nothing_from_the_device(kind: str | None, ids: 
     assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in model.parameters())
 
 
-def decoding_steps(model: Transformer, langs: LangContext, src: torch.Tensor, beam: int = 2, steps: int = 3) -> None:
-    """Encode, then ``steps`` incremental steps with a beam reordering after each (what beam search runs)."""
-    order = torch.tensor([1, 0] * len(langs)) + torch.arange(len(langs)).repeat_interleave(beam) * beam
-    at_max = torch.zeros(len(langs) * beam, dtype=torch.bool)
-    with no_syncs("decoding"):
-        enc = model.encode(src, langs)
-        rows = langs.repeat_interleave(beam)
-        cache = model.init_cache(rows, beam)
-        last = torch.full((len(rows), 1), EOS)
-        for step in range(steps):
-            lprobs = step_lprobs(model, last, enc, rows, cache, step, pad=PAD, eos=EOS, min_len=1, at_max=at_max)
-            cache.reorder_(order)
-            last = lprobs.argmax(-1, keepdim=True).index_select(0, order)
+def step_inputs(sentences: int, device: torch.device, beam: int = 2) -> tuple[torch.Tensor, ...]:
+    """A beam reordering within each sentence, the at-maximum flags and the first tokens, on ``device`` (built
+    before what is checked: a blocking copy to a GPU waits for it)."""
+    order = torch.tensor([1, 0] * sentences) + torch.arange(sentences).repeat_interleave(beam) * beam
+    at_max = torch.zeros(sentences * beam, dtype=torch.bool)
+    return order.to(device), at_max.to(device), torch.full((sentences * beam, 1), EOS).to(device)
+
+
+def decoding_steps(model: Transformer, langs: LangContext, src: torch.Tensor, inputs: tuple[torch.Tensor, ...],
+                   steps: int = 3) -> None:
+    """Encode, then ``steps`` incremental steps of two beams per sentence, reordered after each (what beam search
+    runs per step)."""
+    order, at_max, last = inputs
+    beam = len(order) // len(langs)
+    enc = model.encode(src, langs)
+    rows = langs.repeat_interleave(beam)
+    cache = model.init_cache(rows, beam)
+    for step in range(steps):
+        lprobs = step_lprobs(model, last, enc, rows, cache, step, pad=PAD, eos=EOS, min_len=1, at_max=at_max)
+        cache.reorder_(order)
+        last = lprobs.argmax(-1, keepdim=True).index_select(0, order)
 
 
 def systems(kind: str | None) -> list[tuple[str | None, str | None]]:
@@ -84,8 +92,9 @@ def systems(kind: str | None) -> list[tuple[str | None, str | None]]:
 def test_decoding_steps_read_nothing_from_the_device(system: tuple, ids: tuple, decoder: str) -> None:
     kind, route = system
     model, batch = method_model(kind, decoder).eval(), sample(ids)
-    with torch.no_grad():
-        decoding_steps(model, batch.langs.with_(route=route), batch.src_tokens)
+    inputs = step_inputs(len(batch.langs), batch.src_tokens.device)
+    with torch.no_grad(), no_syncs("decoding"):
+        decoding_steps(model, batch.langs.with_(route=route), batch.src_tokens, inputs)
 
 
 @pytest.mark.parametrize("kind", KIND_NAMES, ids=lambda k: k or "naive")
