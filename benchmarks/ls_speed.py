@@ -128,15 +128,16 @@ def train_time(model: nn.Module, crit: Callable, opt: torch.optim.Optimizer, b: 
     return (clock() - t) / steps
 
 
-def decode_tps(model: nn.Module, b: SimpleNamespace, sentences: int, steps: int, device: torch.device) -> float:
+def decode_tps(model: nn.Module, b: SimpleNamespace, sentences: int, steps: int, device: torch.device,
+               clock: Callable[[], float] = time.perf_counter) -> float:
     """Beam-5 target tokens per second over the first ``sentences`` rows of ``b`` (exactly ``steps`` each)."""
     model.eval()
     src, langs = b.src_tokens[:sentences], b.langs.index_select(torch.arange(sentences, device=device))
     sync(device)
-    t = time.perf_counter()
+    t = clock()
     beam_search(model, src, langs, beam=5, max_len_b=steps, min_len=steps, eos=EOS, pad=PAD)
     sync(device)
-    return sentences * steps / (time.perf_counter() - t)
+    return sentences * steps / (clock() - t)
 
 
 def ratios(times: dict[str, list[float]]) -> dict[str, list[float]]:
@@ -221,7 +222,7 @@ def decode(models: dict[str, tuple[nn.Module, Callable]], known: dict[str, tuple
         decode_tps(m, b, n, 2, device)
     for _ in range(args.rounds):
         for name, m in systems.items():
-            tps[name].append(decode_tps(m, b, n, args.decode_steps, device))
+            tps[name].append(decode_tps(m, b, n, args.decode_steps, device, CLOCKS[args.clock]))
     print(f"beam 5, {n} sentences x {args.decode_steps} tokens ({args.batching} directions), target tokens/s:")
     base = statistics.median(tps["naive"])
     for name, ts in tps.items():
