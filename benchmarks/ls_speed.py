@@ -4,7 +4,9 @@
 
     .venv/bin/python benchmarks/ls_speed.py [--arch transformer_small] [--tokens 1024] [--batching mixed]
         [--steps 3] [--rounds 5] [--only lsl --only switch] [--clock wall] [--threads 2] [--device cpu]
-        [--profile sclm-k194]
+        [--precision bf16] [--profile sclm-k194]
+
+The issue's setting, on a GPU: ``--arch transformer_big --tokens 4096 --precision bf16``.
 
 Methods, with the settings of params.yaml (read from it, so the benchmark follows the experiments): LMS (d=64,
 pair-wise), LMS+FD (d=64, two passes), Switch (16 experts every 2nd layer) and CLSR (self + ffn, p=0.3) of
@@ -109,10 +111,20 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
+PRECISION = {"fp32": None, "bf16": torch.bfloat16}
+"""``--precision``: bf16 runs forwards under ``torch.autocast`` (the trainer's ``train.precision: bf16``)."""
+DTYPE: torch.dtype | None = None
+
+
+def autocast(device: torch.device) -> Any:
+    return torch.autocast(device.type, dtype=DTYPE, enabled=DTYPE is not None)
+
+
 def update(model: nn.Module, crit: Callable, opt: torch.optim.Optimizer, b: SimpleNamespace) -> None:
     opt.zero_grad(set_to_none=True)
-    loss, _, ntok = crit(model, b, 0.1, PAD)
-    aux = model.aux_loss()
+    with autocast(b.src_tokens.device):
+        loss, _, ntok = crit(model, b, 0.1, PAD)
+        aux = model.aux_loss()
     (loss + (aux * ntok if aux is not None else 0)).backward()
     opt.step()
 
@@ -135,7 +147,8 @@ def decode_tps(model: nn.Module, b: SimpleNamespace, sentences: int, steps: int,
     src, langs = b.src_tokens[:sentences], b.langs.index_select(torch.arange(sentences, device=device))
     sync(device)
     t = clock()
-    beam_search(model, src, langs, beam=5, max_len_b=steps, min_len=steps, eos=EOS, pad=PAD)
+    with autocast(device):
+        beam_search(model, src, langs, beam=5, max_len_b=steps, min_len=steps, eos=EOS, pad=PAD)
     sync(device)
     return sentences * steps / (clock() - t)
 
@@ -170,6 +183,7 @@ def main() -> None:
     ap.add_argument("--decode-sentences", type=int, default=8)
     ap.add_argument("--decode-steps", type=int, default=20)
     ap.add_argument("--clock", choices=tuple(CLOCKS), default="wall")
+    ap.add_argument("--precision", choices=tuple(PRECISION), default="fp32")
     ap.add_argument("--only", action="append", choices=tuple(known), help="methods to time besides naive")
     ap.add_argument("--profile", choices=tuple(known), help="print one update's profile of this method and exit")
     ap.add_argument("--threads", type=int, default=torch.get_num_threads(), help="CPU threads of torch")
@@ -177,6 +191,8 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     device, clock = torch.device(args.device), CLOCKS[args.clock]
+    global DTYPE
+    DTYPE = PRECISION[args.precision]
     b = batch(args.tokens, device, args.batching == "mixed")
     if args.profile:
         profile(*build(*known[args.profile], args.arch, device), b)
@@ -192,7 +208,8 @@ def main() -> None:
         for name, (m, c) in models.items():
             times[name].append(train_time(m, c, opts[name], b, args.steps, device, clock))
     print(f"device {device}, {torch.get_num_threads()} threads, {args.arch}, {b.src_tokens.numel()} target tokens "
-          f"per update, {args.batching} batches, {args.rounds} rounds of {args.steps} updates, {args.clock} clock")
+          f"per update, {args.batching} batches, {args.precision}, {args.rounds} rounds of {args.steps} updates, "
+          f"{args.clock} clock")
     print(f"{'method':10s} {'params':>8s} {'s/update':>9s} {'vs naive: median':>17s} {'min':>6s} {'max':>6s} "
           f"{'target (GPU)':>13s}")
     for name, rs in ratios(times).items():
