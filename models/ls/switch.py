@@ -126,7 +126,8 @@ class SwitchFFN(nn.Module):
         fill = fill.scatter(0, slot, torch.arange(n_tok, device=x.device))[:-1]  # (E*S,) token of each slot
         zero = tokens.new_zeros(1, tokens.size(-1))
         buffers = torch.cat([tokens, zero]).index_select(0, fill).view(n_exp, slots, -1)  # (E, S, D)
-        out = torch.cat([*(ffn(buffers[e : e + 1], langs).squeeze(0) for e, ffn in enumerate(self.experts)), zero])
+        outs = [ffn(buffers[e : e + 1], langs).squeeze(0) for e, ffn in enumerate(self.experts)]  # E x (S, D)
+        out = torch.cat([*outs, outs[0].new_zeros(1, outs[0].size(-1))])  # (E*S + 1, D), autocast's dtype
         return (out.index_select(0, slot) * gate.unsqueeze(1)).view_as(x)  # dropped and pads: the zero row
 
     def aux_loss(self) -> Tensor | None:
