@@ -164,6 +164,7 @@ rule prepare:
 rule sample:
     input:
         "data/{exp}/prepared",
+        "data/{exp}/spm",
         code("sample"),
     output:
         directory("data/{exp}/sampled"),

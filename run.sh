@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
 # The main job on the embedded default: create .venv if needed, then run the whole pipeline once, every paper's
-# stages on the embedded data and the report (reports/index.html, reports/README.md), with `dvc repro` (one machine).
+# stages on the embedded data and the report (reports/index.html, reports/README.md).
 #   SCALE=auto|cpu|gpu ./run.sh    the default's scale (README "The default run"): `cpu` runs experiment `default`
-#                                  (five methods, sized for 2 cores), `gpu` runs `default_gpu` (every method, sized
-#                                  for one GPU); `auto` (the default) picks gpu when torch sees CUDA. On DVC a switch
-#                                  is `dvc exp run -S experiment=...` (it rewrites params.yaml's selection).
-#   FRONTEND=snakemake ./run.sh    the same graph through Snakemake (extra arguments go to snakemake,
-#                                  e.g. --cores 4 or --config experiment=X); clusters: snakemake --profile slurm
+#                                  (five methods, sized for 2 cores) with `dvc repro`; `gpu` runs `default_gpu`
+#                                  (every method, sized for one GPU) with Snakemake, GPU_SLOTS (default 4) jobs
+#                                  sharing each GPU (DVC runs one stage at a time); `auto` (the default) picks gpu
+#                                  when torch sees CUDA. On DVC a switch is `dvc exp run -S experiment=...`.
+#   FRONTEND=dvc|snakemake ./run.sh  the front end (default: dvc on a CPU, snakemake on a GPU); extra arguments go
+#                                  to it (e.g. --cores 4 or --config experiment=X); clusters: snakemake --profile slurm
 set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/env.sh
-mapfile -t switch < <(python scripts/scale.py "${SCALE:-auto}" "${FRONTEND:-dvc}")
-if [ "${FRONTEND:-dvc}" = snakemake ]; then
+scale=$(python scripts/scale.py "${SCALE:-auto}" --resolve)
+if [ "$scale" = gpu ]; then frontend=${FRONTEND:-snakemake}; else frontend=${FRONTEND:-dvc}; fi
+mapfile -t switch < <(python scripts/scale.py "$scale" "$frontend")
+if [ "$frontend" = snakemake ]; then
   if [ ${#switch[@]} -gt 0 ]; then set -- --config "${switch[@]}" "$@"; fi
-  snakemake --cores "${CORES:-2}" "$@"
+  if [ "$scale" = gpu ]; then
+    set -- --resources "gpu=$(python scripts/scale.py gpu --slots)" "$@"
+    cores=$(nproc)
+  fi
+  snakemake --cores "${CORES:-${cores:-2}}" "$@"
 elif [ ${#switch[@]} -gt 0 ]; then
   dvc exp run "${switch[@]}" "$@"
 else

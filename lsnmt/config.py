@@ -227,9 +227,6 @@ class PrepareConfig:
     """Whitespace tokens per side (characters/4 for scripts written without spaces)."""
     max_chars: Count = 2000
     """Characters per side: a line without spaces is one word, so ``max_words`` alone keeps a 1 MB line."""
-    max_length_ratio: Annotated[float, Range(ge=1)] = 3.0
-    """Drop pairs whose character-length ratio exceeds this (both sides >= ratio_min_chars)."""
-    ratio_min_chars: Count = 10
     invalid_utf8: Literal["error", "replace"] = "error"
     """``error``: stop at the first invalid byte naming file and line; ``replace``: U+FFFD, counted."""
 
@@ -261,6 +258,11 @@ class SampleConfig:
     """``epoch``: the stage writes every training line once and the trainer draws each epoch's m_l lines of every
     direction (and corpus) anew, seeded by (seed, epoch): fairseq's temperature sampling re-draws every epoch, so
     a down-sampled corpus is eventually seen whole. ``once``: the stage writes one drawn epoch, reused."""
+    max_piece_ratio: Annotated[float, Range(ge=1)] | None = None
+    """Leave out a training pair whose SentencePiece piece counts (tags aside) differ by more than this factor, or
+    with an empty side (``lsnmt/data/clean.py``): M2M-100's ``clean-corpus-n.perl --ratio 3`` after SentencePiece,
+    which LSL's preprocessing runs. ``None``: no ratio filter (LMS-FD, CLM describe none). Pieces, not characters,
+    so that Chinese and Japanese (a word in a character) keep their pairs; the stage reads ``data/{exp}/spm``."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -398,6 +400,11 @@ class EvaluateConfig:
     """BLEU tokenizer per target language where 13a is wrong: ``{zh: zh, ja: ja-mecab, ko: ko-mecab}``."""
     baseline: SafeName = "naive"
     """Method the win ratio and the significance tests compare against."""
+    comparisons: tuple[tuple[SafeName, SafeName], ...] = ()
+    """More paired bootstraps, each ``[system, reference]``: a comparison a paper prints besides every system
+    against ``baseline`` (LSL Sec. 4.2-4.4: LSL-NAS against the best adapters, LSL-NAS-SD against the shared-decoder
+    baseline, ...; ``lsnmt/eval/comparisons.py``). A system is a method or one of its routes / top-w points
+    (``lsnmt.methods.systems``); one not evaluated in a run is recorded as not run, with the reason."""
     bootstrap_samples: Count = 1000
     significance: Annotated[float, Range(gt=0, lt=1)] = 0.05
     seed: Seed = 12345
@@ -412,6 +419,11 @@ class EvaluateConfig:
     """Multi-way corpora (``multiway`` split) for the similarity search."""
     resource_groups: dict[str, str] = field(default_factory=dict)
     """Language -> low / medium / high (e.g. OPUS-100 by training size; empty: groups from the data sizes)."""
+    group_thresholds: tuple[int, int] = (100_000, 900_000)
+    """Without ``resource_groups``: an en-xx pair with fewer training pairs than the first is low resource, with
+    more than the second high, else medium. Default: OPUS-100's (Zhang et al. 2020), which LMS-FD Sec. 5.2 and CLM
+    Sec. 4.3 use; CLM groups WMT-14 "according to their data size" with no thresholds (the WMT experiments say
+    which they use)."""
     multiway_max_sentences: Count | None = None
     """First N sentences of each multi-way set for similarity search and t-SNE (CLM: 100 of Flores devtest)."""
     tsne_sets: tuple[str, ...] = ()
@@ -426,6 +438,14 @@ class EvaluateConfig:
     """``torch.set_num_threads`` of the ``evaluate`` stage (its model passes: sentence embeddings, ATP): CPU float
     sums depend on the thread count and t-SNE magnifies that, so the figures are the same bytes only for the same
     count, which Snakemake's rule declares (``threads``) and DVC's command does not (it ran with all cores)."""
+
+    def __post_init__(self) -> None:
+        low, high = self.group_thresholds
+        if not 0 <= low <= high:
+            raise FieldError("group_thresholds", f"[{low}, {high}]: expected 0 <= low <= high")
+        for i, pair in enumerate(self.comparisons):
+            if len(pair) != 2 or pair[0] == pair[1]:
+                raise FieldError(f"comparisons[{i}]", f"{list(pair)}: expected [system, reference], two names")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -536,11 +556,21 @@ class Experiment:
         if self.xelm is not None:
             self.xelm.check(self.data.languages)
         self._check_corpus_names()
+        self._check_comparisons()
         symbols = 2 * len(self.data.languages) + len({s.tag for s in self.data.sources if s.tag})
         symbols += len(self.spm.user_symbols)
         if self.spm.vocab_size < SPM_SPECIALS + symbols + 1:
             raise FieldError("spm.vocab_size", f"{self.spm.vocab_size} cannot hold the {SPM_SPECIALS} special pieces, "
                              f"{symbols} language / corpus / user symbols and at least one piece of text")
+
+    def _check_comparisons(self) -> None:
+        """``evaluate.comparisons`` name ``naive``, methods of ``method_cfg`` or their systems (``<method>_<x>``)."""
+        known = {"naive", *self.method_cfg}
+        for i, pair in enumerate(self.evaluate.comparisons):
+            for name in pair:
+                if not any(name == m or name.startswith(f"{m}_") for m in known):
+                    raise FieldError(f"evaluate.comparisons[{i}]", f"{name!r} is not naive, a method_cfg entry or "
+                                     f"one of its systems")
 
     def _check_corpus_names(self) -> None:
         """Corpus names elsewhere name a source (the multi-way ones for the analyses)."""

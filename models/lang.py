@@ -129,7 +129,7 @@ class LangContext:
     * ``progress``: the fraction of training done, ``step / max_steps`` in ``[0, 1]``,
       set by the trainer for training forwards and ``None`` otherwise (CLSR's gate-noise
       ramp, Zhang et al. 2021).
-    * ``padding``: the token padding mask of one feed-forward call (see the field).
+    * ``padding``: the token padding mask of one sublayer call (see the field).
     """
 
     src: Tensor  # (B,)
@@ -137,8 +137,9 @@ class LangContext:
     route: Literal["ls", "share"] | None = None
     progress: float | None = None
     padding: Tensor | None = None
-    """``(B, T)`` True at the padded positions of the tensor a feed-forward sub-module is called with (set by the
-    layer for that call only; ``None``: no padding). Token routers (Switch) leave pads out of routing."""
+    """``(B, T)`` True at the padded positions of the tensor a sublayer is called with (the queries of an attention,
+    the inputs of a feed-forward; set by the layer for that call only; ``None``: no padding). Token routers (Switch)
+    leave pads out of routing, CLSR out of its budget."""
     host: HostIds | None = field(default=None, repr=False)
     """The ids on the host (``None``: unknown, read from the device when first needed)."""
 

@@ -92,13 +92,15 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: Tensor, langs: LangContext, padding_mask: Tensor | None) -> Tensor:
         """``x (B, S, D)``, ``padding_mask (B, S)`` True at pads -> ``(B, S, D)``."""
-        x = self.self_attn_block(x, lambda h: self.self_attn(h, langs, key_padding_mask=padding_mask,
+        padded = with_padding(langs, padding_mask)
+        x = self.self_attn_block(x, lambda h: self.self_attn(h, padded, key_padding_mask=padding_mask,
                                                              causal=self.causal))
-        return self.ffn_block(x, lambda h: self.ffn(h, with_padding(langs, padding_mask)))
+        return self.ffn_block(x, lambda h: self.ffn(h, padded))
 
 
 def with_padding(langs: LangContext, padding_mask: Tensor | None) -> LangContext:
-    """``langs`` carrying the padding mask of a feed-forward call (unchanged when there is none)."""
+    """``langs`` carrying the padding mask of the sublayer's positions, the queries of an attention call or the
+    inputs of a feed-forward call (unchanged when there is none): token routers and CLSR's budget skip pads."""
     return langs if padding_mask is None else langs.with_(padding=padding_mask)
 
 
@@ -145,10 +147,11 @@ class DecoderLayer(nn.Module):
     ) -> Tensor:
         """``x (B, T, D)`` (only the new positions when ``cache`` is given), ``memory (B, S, D)`` -> ``(B, T, D)``."""
         sa, ca = (cache.self_attn, cache.cross_attn) if cache is not None else (None, None)
+        padded = with_padding(langs, self_padding_mask)  # the decoder positions: queries of both attentions
         x = self.self_attn_block(
-            x, lambda h: self.self_attn(h, langs, key_padding_mask=self_padding_mask, causal=True, cache=sa)
+            x, lambda h: self.self_attn(h, padded, key_padding_mask=self_padding_mask, causal=True, cache=sa)
         )
         x = self.cross_attn_block(
-            x, lambda h: self.cross_attn(h, langs, memory, key_padding_mask=memory_padding_mask, cache=ca)
+            x, lambda h: self.cross_attn(h, padded, memory, key_padding_mask=memory_padding_mask, cache=ca)
         )
-        return self.ffn_block(x, lambda h: self.ffn(h, with_padding(langs, self_padding_mask)))
+        return self.ffn_block(x, lambda h: self.ffn(h, padded))

@@ -251,6 +251,7 @@ class Transformer(nn.Module):
         self.decoder = decoder
         self.num_languages = num_languages
         self.max_positions = max_positions
+        self._aux_modules: tuple[nn.Module, ...] | None = None
 
     def forward(self, src_tokens: Tensor, prev_tokens: Tensor, langs: LangContext) -> Tensor:
         """Teacher-forced logits: ``src (B, S)``, ``prev (B, T)`` -> ``(B, T, V)``."""
@@ -270,7 +271,8 @@ class Transformer(nn.Module):
 
     def aux_loss(self) -> Tensor | None:
         """Sum of the sub-modules' auxiliary losses of the last forward (``None`` if none has one)."""
-        losses = [m.aux_loss() for m in self.modules()  # HasAuxLoss, without a runtime protocol's isinstance
-                  if m is not self and getattr(type(m), "aux_loss", None) is not None]  # (slow, at every step)
-        present = [loss for loss in losses if loss is not None]
+        if self._aux_modules is None:  # found once (HasAuxLoss, without a runtime protocol's slow isinstance)
+            self._aux_modules = tuple(m for m in self.modules()
+                                      if m is not self and getattr(type(m), "aux_loss", None) is not None)
+        present = [loss for m in self._aux_modules if (loss := m.aux_loss()) is not None]
         return torch.stack(present).sum() if present else None

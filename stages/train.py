@@ -12,8 +12,6 @@ With ``train.gpus_per_node`` > 1 or ``train.nodes`` > 1 the command re-executes 
 the end of a SLURM time limit) saves a checkpoint and exits with 128 + the signal number; the next run resumes.
 """
 
-import dataclasses
-import functools
 import logging
 import os
 import shlex
@@ -22,13 +20,12 @@ from pathlib import Path
 
 import torch
 
-from lsnmt import launch, methods
+from lsnmt import launch
 from lsnmt.cli import run_method
 from lsnmt.data import layout
+from lsnmt.train.method import setup_method
 from lsnmt.train.pretrain import dense_pretrained
 from lsnmt.train.trainer import Interrupted, train
-from models.build import build_transformer
-from models.ls import criterion
 
 log = logging.getLogger("stages.train")
 
@@ -51,16 +48,14 @@ def _relaunch(exp, argv: list[str]) -> None:
 def _train(exp, method: str, argv: list[str]) -> None:
     _relaunch(exp, argv)
     torch.set_num_threads(exp.train.cpu_threads)  # same weights whatever the core count (TrainConfig.cpu_threads)
-    kind, cfg = methods.resolve(exp, method)
-    cfg = methods.bind(exp, method, kind, cfg)
-    exp = dataclasses.replace(exp, train=exp.train.for_kind(kind))  # per-kind batching (Switch: mixed)
+    m = setup_method(exp, method)
     bin_dir, work_dir = layout.bin_dir(exp.name), Path("work") / exp.name / "ckpt" / method
-    factory = functools.partial(build_transformer, method=kind, method_cfg=cfg)
+    factory = m.factory
     try:
-        if getattr(cfg, "dense_steps", 0):
-            factory = dense_pretrained(exp, method, cfg, bin_dir, work_dir, factory)
-        train(exp, bin_dir, Path("results") / exp.name / "train" / method, work_dir, model_factory=factory,
-              criterion=criterion(kind), method=methods.record(method, kind, cfg))
+        if getattr(m.cfg, "dense_steps", 0):
+            factory = dense_pretrained(m.exp, method, m.cfg, bin_dir, work_dir, factory)
+        train(m.exp, bin_dir, Path("results") / exp.name / "train" / method, work_dir, model_factory=factory,
+              criterion=m.criterion, method=m.record)
     except Interrupted as exc:
         log.warning("%s", exc)
         raise SystemExit(128 + exc.signum) from None

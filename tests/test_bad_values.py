@@ -90,7 +90,7 @@ ROWS: list[tuple[str, Mutate, str]] = [
     ("downsample", lambda raw: _exp(raw)["sample"].update(per_source={"downsample": ["nope"]}),
      "experiments.tiny.sample.per_source.downsample[0]: 'nope' is not a source of data.sources"),
     ("max_chars", _set("prepare", max_chars=0), "experiments.tiny.prepare.max_chars: must be >= 1, got 0"),
-    ("ratio", _set("prepare", max_length_ratio=0.5), "experiments.tiny.prepare.max_length_ratio: must be >= 1"),
+    ("ratio", _set("sample", max_piece_ratio=0.5), "experiments.tiny.sample.max_piece_ratio: must be >= 1"),
     ("workers", _set("encode", workers=0), "experiments.tiny.encode.workers: must be >= 1, got 0"),
     ("retries", _set("download", retries=0), "experiments.tiny.download.retries: must be >= 1, got 0"),
     ("significance", _set("evaluate", significance=1.5), "experiments.tiny.evaluate.significance: must be > 0"),

@@ -102,3 +102,27 @@ def test_clm_experiments_are_the_papers_en_xx_and_xx_en_models() -> None:
             a, b = resolve(enxx, method)[1], resolve(xxen, method)[1]
             assert (a.features, a.decoder != "none") == (k_enxx, True)
             assert (b.features, b.encoder != "none", b.decoder) == (k_xxen, True, "none")
+
+
+def test_every_printed_lmsfd_params_cell_is_counted() -> None:
+    """Each LMS-FD row that prints a #params figure has its counted row in params.csv (Table 2's Naive MMT, 48M,
+    is the IWSLT'14 naive model of Table 1, printed again: the report's Table 2 reads its own table's rows)."""
+
+    from lsnmt.report import paper as paper_tables
+
+    counts = yaml.safe_load((ROOT / "reports" / "paper" / "counts.yaml").read_text(encoding="utf-8"))
+    with open(ROOT / "reports" / "params.csv", encoding="utf-8") as fh:
+        counted = {(r["table"], r["method"]) for r in csv.DictReader(fh) if r["paper"].startswith("LMS-FD")}
+    for key, columns in counts["columns"].items():
+        paper, table = key.split("/")
+        if paper != "lmsfd":
+            continue
+        number = table.removeprefix("table")
+        frame = paper_tables.load(paper, number)
+        rows = {str(r["row"]): r for g in counts["groups"] if g["paper"] == paper and str(g["table"]) == number
+                for r in g["rows"]}
+        for _, printed in frame.iterrows():
+            if any(str(printed[c]).strip() not in ("", "-", "–") for c in columns if c in frame.columns):
+                name = str(printed[frame.columns[0]])
+                assert name in rows, f"{key}: {name!r} prints #params but counts.yaml has no row for it"
+                assert (number, rows[name]["label"]) in counted, f"{key}: {name!r} is not in reports/params.csv"

@@ -4,6 +4,7 @@ method, and the switch sets DVC's top-level job lists so that params.yaml still 
 from __future__ import annotations
 
 import importlib.util
+import re
 import shlex
 from pathlib import Path
 
@@ -75,3 +76,41 @@ def test_nothing_on_stdout_without_a_switch(capsys: pytest.CaptureFixture[str]) 
     assert capsys.readouterr().out == ""
     scale.main(["gpu", "snakemake", "--params", str(ROOT / "params.yaml")])
     assert capsys.readouterr().out == "experiment=default_gpu\n"
+
+
+def test_gpu_slots_are_the_visible_gpus_times_the_slots_per_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert scale.gpu_slots({}) == 2 * scale.GPU_SLOTS
+    assert scale.gpu_slots({"GPU_SLOTS": "3"}) == 6
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    assert scale.gpu_slots({"GPU_SLOTS": "1"}) == 1
+    with pytest.raises(SystemExit, match="GPU_SLOTS must be >= 1"):
+        scale.gpu_slots({"GPU_SLOTS": "0"})
+
+
+def test_resolve_and_slots_print_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert scale.main(["cpu", "--resolve"]) == 0
+    assert capsys.readouterr().out == "cpu\n"
+    assert scale.main(["gpu", "--slots"]) == 0
+    assert int(capsys.readouterr().out) >= 1
+
+
+@pytest.mark.slow
+def test_gpu_scale_runs_snakemake_with_gpu_slots(tmp_path: Path) -> None:
+    """``SCALE=gpu ./run.sh``: Snakemake (DVC runs one stage at a time) on default_gpu, the GPU rules sharing the
+    slots of ``--resources gpu=<GPUs x GPU_SLOTS>``; planned with ``-n``."""
+    import os
+    import subprocess
+
+    from tests.conftest import copy_repo
+
+    repo = copy_repo(tmp_path / "repo")
+    (repo / ".venv").symlink_to(ROOT / ".venv")
+    out = subprocess.run(["./run.sh", "-n"], cwd=repo, env={**os.environ, "SCALE": "gpu", "GPU_SLOTS": "3"},
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    text = out.stdout + out.stderr
+    assert "--resources gpu=3 --config experiment=default_gpu -n" in text
+    assert re.search(r"^train\s+21$", text, re.M), text[-3000:]

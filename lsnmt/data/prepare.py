@@ -7,11 +7,14 @@ Training pairs go through, in order (the first failing check names the reason):
 2. ``empty``: a side shorter than ``min_chars``;
 3. ``too_long``: a side longer than ``max_chars`` characters or ``max_words``
    (whitespace tokens, or characters / 4 for languages written without spaces);
-4. ``ratio``: character-length ratio above ``max_length_ratio`` when both
-   sides have at least ``ratio_min_chars`` characters;
-5. ``duplicate``: a (source, target) pair already kept for this corpus;
-6. ``heldout_overlap``: a corpus with ``heldout`` pairs gives them to its test set ``test.{corpus}`` and drops
+4. ``duplicate``: a (source, target) pair already kept for this corpus;
+5. ``heldout_overlap``: a corpus with ``heldout`` pairs gives them to its test set ``test.{corpus}`` and drops
    the training pairs that share a side with them (:mod:`lsnmt.data.heldout`).
+
+No length-ratio filter runs here: a ratio of characters drops ordinary Chinese and Japanese pairs (one character
+can carry a word), and none of the papers filters so. M2M-100's ratio over SentencePiece pieces (LSL's
+preprocessing) runs in the ``sample`` stage, once the ``spm`` model exists (``sample.max_piece_ratio``,
+:mod:`lsnmt.data.clean`).
 
 Each unordered pair is read once and written to both of its directions. The
 valid, test and multi-way splits are never filtered or normalised (scores are
@@ -51,7 +54,7 @@ from lsnmt.languages import UNSPACED
 
 log = logging.getLogger(__name__)
 
-REASONS = ("empty", "too_long", "ratio", "duplicate", "heldout_overlap")
+REASONS = ("empty", "too_long", "duplicate", "heldout_overlap")
 JUNK = {"nul": "\x00", "bom": "\ufeff"}
 """Characters removed from every line read, by their name in ``report.json``'s ``removed``."""
 Removed = dict[str, dict[str, int]]
@@ -74,9 +77,6 @@ def reject_reason(a: str, b: str, la: str, lb: str, cfg: PrepareConfig) -> str |
         return "empty"
     if max(len(a), len(b)) > cfg.max_chars or length(a, la) > cfg.max_words or length(b, lb) > cfg.max_words:
         return "too_long"
-    short, long_ = sorted((len(a), len(b)))
-    if short >= cfg.ratio_min_chars and long_ / short > cfg.max_length_ratio:
-        return "ratio"
     return None
 
 

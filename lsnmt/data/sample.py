@@ -29,6 +29,11 @@ distinct lines drawn from a generator seeded by (seed, epoch, direction, corpus)
 epochs differ and every run draws the same epochs. ``redraw: once`` writes one drawn
 epoch instead, reused every epoch.
 
+**Length-ratio cleaning** (``sample.max_piece_ratio``; :mod:`lsnmt.data.clean`): with a ratio r, a pair whose
+SentencePiece piece counts differ by more than a factor r is left out before anything is counted or drawn, as
+M2M-100's preprocessing does after SentencePiece (LSL); the stage passes the kept lines as ``masks`` and
+``sampling.json`` records each corpus's ``dropped_ratio``. ``None`` (LMS-FD, CLM): no such filter.
+
 The once-only selection is Knuth's sequential Algorithm S: one pass over the file, O(1)
 memory whatever the corpus size, exactly r lines chosen, each with equal
 probability; the random stream is seeded by (seed, direction, corpus).
@@ -103,9 +108,15 @@ def multiplicities(n: int, m: int, rng: random.Random) -> Iterator[int]:
         yield q + extra
 
 
-def stream_sample(src: Path, tgt: Path, n: int, m: int, rng: random.Random, out_src, out_tgt) -> None:
+def stream_sample(src: Path, tgt: Path, n: int, m: int, rng: random.Random, out_src, out_tgt,
+                  keep: np.ndarray | None = None) -> None:
+    """Write m draws of the n lines of ``src`` / ``tgt`` (``keep``: the lines of the files that count, n of them;
+    ``None``: every line)."""
     with open(src, "rb") as fs, open(tgt, "rb") as ft:
-        for k, (a, b) in zip(multiplicities(n, m, rng), zip(fs, ft, strict=True), strict=True):
+        pairs: Iterator[tuple[bytes, bytes]] = zip(fs, ft, strict=True)
+        if keep is not None:
+            pairs = (p for p, k in zip(pairs, keep.tolist(), strict=True) if k)
+        for k, (a, b) in zip(multiplicities(n, m, rng), pairs, strict=True):
             if k:
                 out_src.write(a * k)
                 out_tgt.write(b * k)
@@ -128,13 +139,22 @@ def epoch_draw(sampling: Mapping, direction: str, epoch: int) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
-def plan(exp: Experiment, prepared: Path) -> dict:
-    """Sizes, probabilities and sampled counts per direction and corpus (no text is read)."""
-    cfg, corpora = exp.sample, {}
+Masks = dict[tuple[str, str], np.ndarray]
+"""(direction, corpus) -> the lines the piece-ratio cleaning keeps (:func:`lsnmt.data.clean.ratio_masks`)."""
+
+
+def plan(exp: Experiment, prepared: Path, masks: Masks | None = None) -> dict:
+    """Sizes, probabilities and sampled counts per direction and corpus (no text is read; ``masks``: the pairs the
+    piece-ratio cleaning kept, the sizes after it)."""
+    cfg, corpora, masks = exp.sample, {}, masks or {}
+    dropped: dict[str, dict[str, int]] = {}
     for s, t in exp.data.train_pairs:
         d = prepared / "train" / f"{s}-{t}"
         names = sorted(p.stem for p in d.glob("*.src"))
-        corpora[f"{s}-{t}"] = {c: count_lines(d / f"{c}.src") for c in names}
+        corpora[f"{s}-{t}"] = {c: int(masks[(f"{s}-{t}", c)].sum()) if (f"{s}-{t}", c) in masks
+                               else count_lines(d / f"{c}.src") for c in names}
+        dropped[f"{s}-{t}"] = {c: len(masks[(f"{s}-{t}", c)]) - corpora[f"{s}-{t}"][c] for c in names
+                               if (f"{s}-{t}", c) in masks}
     adjusted = {k: per_source_sizes(v, cfg.per_source) for k, v in corpora.items()}
     sizes = {k: sum(v.values()) for k, v in adjusted.items()}
     probs = temperature_probs(sizes, cfg.temperature)
@@ -145,13 +165,16 @@ def plan(exp: Experiment, prepared: Path) -> dict:
         offsets = np.cumsum([0, *corpora[k].values()]).tolist()
         out[k] = {"n": sizes[k], "p": probs[k], "m": counts[k],
                   "corpora": {c: {"n": corpora[k][c], "n_after_source_sampling": adjusted[k][c],
-                                  "m": per_corpus[c], "offset": offsets[i]} for i, c in enumerate(corpora[k])}}
+                                  "m": per_corpus[c], "offset": offsets[i],
+                                  **({"dropped_ratio": dropped[k][c]} if c in dropped[k] else {})}
+                              for i, c in enumerate(corpora[k])}}
     return out
 
 
-def sample(exp: Experiment, prepared: Path, out: Path) -> dict:
+def sample(exp: Experiment, prepared: Path, out: Path, masks: Masks | None = None) -> dict:
     """Write ``train/{src}-{tgt}.{src,tgt}`` and ``sampling.json`` atomically: every line once (``redraw:
-    epoch``, the trainer draws each epoch) or the one sampled epoch (``redraw: once``).
+    epoch``, the trainer draws each epoch) or the one sampled epoch (``redraw: once``); of the pairs ``masks``
+    keep, where given (``sample.max_piece_ratio``: :func:`lsnmt.data.clean.ratio_masks`).
 
     An experiment without training directions (``train_directions: none``, e.g. x-elm's monolingual mC4)
     gets an empty epoch and says so in ``sampling.json``.
@@ -163,7 +186,8 @@ def sample(exp: Experiment, prepared: Path, out: Path) -> dict:
             write_json(tmp / "sampling.json", {"temperature": exp.sample.temperature, "directions": {},
                                                "note": "no training directions (data.train_directions: none)"})
         return {}
-    stats = plan(exp, prepared)
+    masks = masks or {}
+    stats = plan(exp, prepared, masks)
     with atomic_dir(out) as tmp:
         (tmp / "train").mkdir()
         for direction, st in tqdm(stats.items(), desc="sample", disable=None):
@@ -176,8 +200,10 @@ def sample(exp: Experiment, prepared: Path, out: Path) -> dict:
                     rng = random.Random(f"{exp.sample.seed}/{direction}/{corpus}")
                     d = prepared / "train" / direction
                     m = c["n"] if whole else c["m"]
-                    stream_sample(d / f"{corpus}.src", d / f"{corpus}.tgt", c["n"], m, rng, fs, ft)
+                    stream_sample(d / f"{corpus}.src", d / f"{corpus}.tgt", c["n"], m, rng, fs, ft,
+                                  masks.get((direction, corpus)))
             log.info("sample %s: n=%d p=%.4f m=%d", direction, st["n"], st["p"], st["m"])
         write_json(tmp / "sampling.json", {"temperature": exp.sample.temperature, "redraw": exp.sample.redraw,
-                                           "seed": exp.sample.seed, "directions": stats})
+                                           "seed": exp.sample.seed, "max_piece_ratio": exp.sample.max_piece_ratio,
+                                           "directions": stats})
     return stats

@@ -26,7 +26,8 @@ Writes ``out_dir`` as a whole (built under a temporary name, then swapped in)::
     {system}/{src}-{tgt}.json    scores with sacreBLEU signatures, off-target rate, sentences scored,
                                  ``at_length_limit`` (``None`` where the translate stage wrote no count)
     {system}/{test set}/…        the same for an extra test set
-    summary.json                 averages, groups, win ratio, significance, degenerate output, off-target,
+    summary.json                 averages, groups, win ratio, significance (against the baseline, and each of
+                                 ``evaluate.comparisons``: ``comparisons``), degenerate output, off-target,
                                  similarity, cost of the primary test set; ``test_sets``: ``{test set: the same
                                  keys but the analyses (similarity, figures, cost, atp)}`` for each extra one;
                                  ``test_set`` and ``label`` (e.g. in-domain held-out) say which;
@@ -62,11 +63,11 @@ from lsnmt.data.encode import split_tags
 from lsnmt.data.layout import PRIMARY_TEST, test_set_subdir
 from lsnmt.decode.translate import LENGTH_LIMIT
 from lsnmt.eval import aggregate, degenerate, offtarget
+from lsnmt.eval import comparisons as compare
 from lsnmt.eval.analyses import analyses
 from lsnmt.eval.comet import comet_score, import_comet
 from lsnmt.eval.groups import language_groups
-from lsnmt.eval.scores import SACREBLEU_METRICS, build_metric, read_pair, require_spm_model, score_direction
-from lsnmt.eval.significance import count_outcomes, no_verdict, paired_bootstrap
+from lsnmt.eval.scores import read_pair, require_spm_model, score_direction
 from lsnmt.eval.table import markdown
 from lsnmt.io import DataError, atomic_dir, atomic_write, iter_lines, write_json
 from lsnmt.methods import System, systems
@@ -127,28 +128,9 @@ def significance(exp: Experiment, methods: Sequence[str], hyps: dict[str, dict[P
                  flags: dict[str, Any]) -> dict[str, Any]:
     """Paired bootstrap of every method against ``evaluate.baseline``, per sacreBLEU metric and direction; none
     where the outputs are degenerate (``flags``: :func:`lsnmt.eval.degenerate.flags`), which get the reason."""
-    cfg, out = exp.evaluate, {}
-    for method in (m for m in methods if m != cfg.baseline):
-        out[method] = {}
-        for metric in (m for m in cfg.metrics if m in SACREBLEU_METRICS):
-            tests = {name(p): direction_test(exp, metric, p, method, hyps, refs, records, flags) for p in refs}
-            out[method][metric] = {"outcomes": count_outcomes(tests), "directions": tests}
-    return out
-
-
-def direction_test(exp: Experiment, metric: str, pair: Pair, method: str, hyps: dict[str, dict[Pair, list[str]]],
-                   refs: dict[Pair, list[str]], records: dict[str, dict[Pair, dict]],
-                   flags: dict[str, Any]) -> dict[str, Any]:
-    """One direction's paired bootstrap of ``method`` against the baseline, or why there is none."""
-    cfg, base = exp.evaluate, exp.evaluate.baseline
-    ours, theirs = records[method][pair], records[base][pair]
-    why = flags["pairs"].get(method) or degenerate.pair(
-        degenerate.direction_output(method, ours, flags["score_metric"]),
-        degenerate.direction_output(base, theirs, flags["score_metric"]), cfg)
-    if why is not None:
-        return no_verdict(ours["scores"][metric]["score"], theirs["scores"][metric]["score"], why)
-    return paired_bootstrap(build_metric(metric, pair[1], cfg.bleu_tokenize), hyps[method][pair], hyps[base][pair],
-                            refs[pair], samples=cfg.bootstrap_samples, seed=cfg.seed, alpha=cfg.significance)
+    base = exp.evaluate.baseline
+    return {m: compare.tests(exp, m, base, hyps, refs, records, flags["pairs"].get(m))
+            for m in methods if m != base}
 
 
 def offtarget_summary(exp: Experiment, records: dict[str, dict[Pair, dict]], sets: dict[str, list[Pair]]) -> dict:
@@ -272,6 +254,7 @@ def set_summary(exp: Experiment, names: Sequence[str], test_set: str, scored: Sc
                "length_limit": length_limit_summary(exp, test_set, scored.records)}
     summary["significance"] = (significance(exp, names, scored.hyps, scored.refs, scored.records,
                                             summary["degenerate"]) if summary["baseline"] else {})
+    summary["comparisons"] = compare.comparisons(exp, names, scored.hyps, scored.refs, scored.records)
     return summary
 
 
@@ -286,7 +269,8 @@ def evaluate(exp: Experiment, methods: tuple[str, ...], results_dir: Path, prepa
     scored = [s for m in methods for s in systems(exp, m)]
     check_setup(exp)
     lid = offtarget.load_lid(exp.evaluate.lid_model)
-    groups = language_groups(exp.evaluate.resource_groups, prepared_dir / "report.json", exp.data.pivot)
+    groups = language_groups(exp.evaluate.resource_groups, prepared_dir / "report.json", exp.data.pivot,
+                             exp.evaluate.group_thresholds)
     sets = {test_set: score_set(exp, scored, test_set, pairs, lid, results_dir, prepared_dir, spm_dir)
             for test_set, pairs in exp.data.test_sets.items()}
     names = tuple(s.name for s in scored)

@@ -42,11 +42,11 @@ LSL_FAMILIES: dict[str, str] = _groups(EUR="de en es fr it pt", CJK="zh ja ko", 
 """LSL App. F, Table 11: language families of the 10 Flores-101 languages."""
 
 
-def size_group(pairs: int) -> str:
-    """OPUS-100 group of a language pair with ``pairs`` training sentence pairs."""
-    if pairs > HIGH_ABOVE:
+def size_group(pairs: int, low_below: int = LOW_BELOW, high_above: int = HIGH_ABOVE) -> str:
+    """Group of a language pair with ``pairs`` training sentence pairs (default: OPUS-100's thresholds)."""
+    if pairs > high_above:
         return "high"
-    if pairs < LOW_BELOW:
+    if pairs < low_below:
         return "low"
     return "medium"
 
@@ -64,15 +64,20 @@ def training_sizes(report_path: Path, pivot: str) -> dict[str, int]:
     return sizes
 
 
-def groups_from_sizes(sizes: Mapping[str, int]) -> dict[str, str]:
-    return {lang: size_group(n) for lang, n in sorted(sizes.items())}
+def groups_from_sizes(sizes: Mapping[str, int], thresholds: tuple[int, int] = (LOW_BELOW, HIGH_ABOVE)
+                      ) -> dict[str, str]:
+    return {lang: size_group(n, *thresholds) for lang, n in sorted(sizes.items())}
 
 
-def language_groups(configured: Mapping[str, str], report_path: Path, pivot: str) -> tuple[dict[str, str], str]:
-    """(language -> group, where the groups come from): ``evaluate.resource_groups`` or the training sizes."""
+def language_groups(configured: Mapping[str, str], report_path: Path, pivot: str,
+                    thresholds: tuple[int, int] = (LOW_BELOW, HIGH_ABOVE)) -> tuple[dict[str, str], str]:
+    """(language -> group, where the groups come from): ``evaluate.resource_groups``, else the training sizes cut
+    at ``thresholds`` = (low below, high above) (``evaluate.group_thresholds``)."""
     if configured:
         return dict(configured), "evaluate.resource_groups"
     sizes = training_sizes(report_path, pivot)
-    source = (f"training pairs per en-xx pair as released (prepared/report.json): high > {HIGH_ABOVE}, "
-              f"low < {LOW_BELOW}, medium otherwise (OPUS-100, Zhang et al. 2020)")
-    return groups_from_sizes(sizes), source
+    low, high = thresholds
+    paper = " (OPUS-100, Zhang et al. 2020)" if (low, high) == (LOW_BELOW, HIGH_ABOVE) else ""
+    source = (f"training pairs per en-xx pair as released (prepared/report.json): high > {high}, "
+              f"low < {low}, medium otherwise, evaluate.group_thresholds{paper}")
+    return groups_from_sizes(sizes, thresholds), source

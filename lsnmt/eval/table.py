@@ -83,6 +83,26 @@ def length_note(summary: dict[str, Any]) -> list[str]:
             "cut:", "", *(f"- `{m}`: {r['at_limit']} in {', '.join(r['directions'])}" for m, r in cut.items())]
 
 
+def comparison_table(summary: dict[str, Any]) -> list[str]:
+    """``evaluate.comparisons``: per comparison and metric, the directions where the system is significantly
+    better / worse than its reference, neither, or untested (degenerate output); a comparison not run says why."""
+    comps = summary.get("comparisons") or {}
+    if not comps:
+        return []
+    lines = ["", "### Comparisons (paired bootstrap, evaluate.comparisons)", "",
+             "| comparison | metric | better | worse | not significant | n/a |", "|---|---|---|---|---|---|"]
+    skipped = []
+    for key, c in comps.items():
+        if "not_run" in c:
+            skipped.append(f"- {key}: not run ({c['not_run']})")
+            continue
+        for metric, t in c["tests"].items():
+            o = t["outcomes"]
+            lines.append(f"| {key} | {metric} | {o['better']} | {o['worse']} | {o['not_significant']} | "
+                         f"{o['degenerate']} |")
+    return lines + ([""] + skipped if skipped else [])
+
+
 def test_set_section(summary: dict[str, Any]) -> list[str]:
     """The tables of one test set: per metric, averages with win ratio and significance, and group averages."""
     label = summary.get("label")
@@ -97,7 +117,7 @@ def test_set_section(summary: dict[str, Any]) -> list[str]:
         grouped = group_table(summary, metric)
         if grouped:
             lines += ["", f"Groups ({summary['groups']['source']}):", "", *grouped]
-    return lines
+    return lines + comparison_table(summary)
 
 
 def markdown(summary: dict[str, Any]) -> str:

@@ -122,24 +122,46 @@ def _langs_to(langs: LangContext, device: torch.device) -> LangContext:
     return langs.to(device)
 
 
-def _pad(rows: list[np.ndarray], pad: int, head: int | None, tail: int | None) -> Tensor:
-    """Right-padded ``(B, max_len)`` int64 of ``[head] + row + [tail]``."""
-    extra = (head is not None) + (tail is not None)
-    out = np.full((len(rows), max(len(r) for r in rows) + extra), pad, dtype=np.int64)
+def _gather(dirs: list[Direction], rows: np.ndarray, side: str) -> tuple[np.ndarray, np.ndarray]:
+    """The ``side`` (``"src"``/``"tgt"``) sentences of ``rows`` as a right-padded ``(n, L)`` int64 matrix (padding
+    unspecified) and their lengths ``(n,)``: one vectorised gather per direction of the batch, no per-sentence
+    Python (the feed builds ~700 sentences per update at 8,192 tokens, on a thread that shares the GIL with the
+    training loop)."""
+    n = len(rows)
+    starts, lengths = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    groups = [(d, np.flatnonzero(rows[:, 0] == d)) for d in np.unique(rows[:, 0]).tolist()]
+    for d, idx in groups:
+        offsets = getattr(dirs[d], side).offsets
+        starts[idx] = offsets[rows[idx, 1]]
+        lengths[idx] = offsets[rows[idx, 1] + 1] - starts[idx]
+    width = int(lengths.max()) if n else 0
+    out = np.zeros((n, width), np.int64)
+    cols = np.arange(width)
+    for d, idx in groups:
+        tokens = getattr(dirs[d], side).tokens
+        if len(tokens):
+            out[idx] = tokens[np.minimum(starts[idx, None] + cols, len(tokens) - 1)]  # (k, L)
+    return out, lengths
+
+
+def _pad(tokens: np.ndarray, lengths: np.ndarray, pad: int, head: int | None, tail: int | None) -> Tensor:
+    """Right-padded ``(B, max_len + extra)`` int64 of ``[head] + row + [tail]`` for each row of ``tokens``."""
+    n, width = tokens.shape
     start = int(head is not None)
-    for i, r in enumerate(rows):
-        if head is not None:
-            out[i, 0] = head
-        out[i, start:start + len(r)] = r
-        if tail is not None:
-            out[i, start + len(r)] = tail
+    out = np.full((n, width + start + (tail is not None)), pad, dtype=np.int64)
+    inside = np.arange(width) < lengths[:, None]  # (B, L)
+    out[:, start:start + width] = np.where(inside, tokens, pad)
+    if head is not None:
+        out[:, 0] = head
+    if tail is not None:
+        out[np.arange(n), start + lengths] = tail
     return torch.from_numpy(out)
 
 
 def collate(dirs: list[Direction], rows: np.ndarray, vocab: Vocab) -> Sample:
     """Tensors for the sentences ``rows`` ((n, 2) int64 of (direction index, sentence index))."""
-    srcs = [dirs[d].src[i] for d, i in rows.tolist()]
-    tgts = [dirs[d].tgt[i] for d, i in rows.tolist()]
+    src, src_len = _gather(dirs, rows, "src")
+    tgt, tgt_len = _gather(dirs, rows, "tgt")
     which = np.unique(rows[:, 0])
     if len(which) == 1:
         d = dirs[int(which[0])]
@@ -148,9 +170,9 @@ def collate(dirs: list[Direction], rows: np.ndarray, vocab: Vocab) -> Sample:
         langs = LangContext.from_ids([dirs[d].src_lang for d in rows[:, 0].tolist()],
                                      [dirs[d].tgt_lang for d in rows[:, 0].tolist()])
     return Sample(
-        src_tokens=_pad(srcs, vocab.pad, None, vocab.eos),
-        prev_output_tokens=_pad(tgts, vocab.pad, vocab.eos, None),
-        target=_pad(tgts, vocab.pad, None, vocab.eos),
+        src_tokens=_pad(src, src_len, vocab.pad, None, vocab.eos),
+        prev_output_tokens=_pad(tgt, tgt_len, vocab.pad, vocab.eos, None),
+        target=_pad(tgt, tgt_len, vocab.pad, None, vocab.eos),
         langs=langs,
-        ntokens=sum(len(t) + 1 for t in tgts),
+        ntokens=int(tgt_len.sum()) + len(rows),
     )

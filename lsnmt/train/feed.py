@@ -33,6 +33,14 @@ class StepBatches:
     """The same, collated."""
     ntokens: int
     """Target tokens of the whole update, all ranks (``N``)."""
+    seeds: list[int]
+    """The dropout seed of each micro-batch (:func:`batch_seed`), drawn here rather than on the training thread."""
+
+
+def batch_seed(seed: int, batch: GlobalBatch) -> int:
+    """A 64-bit seed for the dropout of one global batch, from ``(seed, epoch, index)``: the masks do not depend on
+    the rank, the number of ranks or where a run was resumed."""
+    return int(np.random.SeedSequence([seed, batch.epoch, batch.index]).generate_state(1, np.uint64)[0])
 
 
 def target_tokens(pool: Pool, batches: list[GlobalBatch]) -> int:
@@ -41,7 +49,8 @@ def target_tokens(pool: Pool, batches: list[GlobalBatch]) -> int:
     return int(pool.tgt_sizes[pool.offsets[rows[:, 0]] + rows[:, 1]].sum())
 
 
-def _pinned(sample: Sample) -> Sample:
+def pinned(sample: Sample) -> Sample:
+    """``sample`` with its token tensors in page-locked memory (their copy to the GPU then does not block)."""
     return dataclasses.replace(
         sample,
         src_tokens=sample.src_tokens.pin_memory(),
@@ -57,6 +66,7 @@ class Feed:
         self, stream: BatchStream, dirs: list[Direction], vocab: Vocab, dist: Dist, update_freq: int, depth: int = 2
     ) -> None:
         self.stream, self.dirs, self.vocab, self.dist, self.update_freq = stream, dirs, vocab, dist, update_freq
+        self.seed = stream.seed
         self._ahead = Prefetcher(self._produce, stream.state_dict, depth)
 
     def _produce(self) -> StepBatches:
@@ -64,8 +74,10 @@ class Feed:
         mine = rank_share(everyone, self.dist.rank, self.update_freq)
         samples = [collate(self.dirs, b.rows, self.vocab) for b in mine]
         if self.dist.device.type == "cuda":
-            samples = [_pinned(s) for s in samples]
-        return StepBatches(mine, samples, target_tokens(self.stream.pool, everyone))
+            samples = [pinned(s) for s in samples]
+        return StepBatches(
+            mine, samples, target_tokens(self.stream.pool, everyone), [batch_seed(self.seed, b) for b in mine]
+        )
 
     def next(self) -> StepBatches:
         return self._ahead.next()

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import math
 from dataclasses import dataclass, field
@@ -45,11 +46,11 @@ from torch import Tensor, nn
 from torch.nn.parallel import DistributedDataParallel
 
 from lsnmt.config import TrainConfig
-from lsnmt.train.batching import GlobalBatch, eval_batches
+from lsnmt.train.batching import eval_batches
 from lsnmt.train.corpus import Direction, Sample, Vocab, collate
 from lsnmt.train.curve import Meters
 from lsnmt.train.dist import Dist
-from lsnmt.train.feed import Feed, StepBatches
+from lsnmt.train.feed import Feed, StepBatches, pinned
 from lsnmt.train.loop import Update
 from lsnmt.train.loss import LOG2, default_criterion, smoothed_cross_entropy
 from lsnmt.train.optim import inverse_sqrt_lr, set_lr
@@ -80,6 +81,12 @@ class Run:
     criterion: Criterion = default_criterion
     """``(model, sample, label_smoothing, pad) -> (loss, nll, ntokens)`` of one micro-batch."""
 
+    @functools.cached_property
+    def has_aux(self) -> bool:
+        """The model reports an auxiliary loss (:class:`~models.ls.base.HasAuxLoss`; checked once: a runtime
+        protocol's ``isinstance`` is slow)."""
+        return isinstance(self.model, HasAuxLoss)
+
     @property
     def manual_sync(self) -> bool:
         """Several ranks without a DDP wrapper: gradients are all-reduced once per update by :func:`sync_grads`."""
@@ -98,15 +105,10 @@ def autocast(run: Run) -> contextlib.AbstractContextManager:
     return torch.autocast("cuda", dtype=dtype) if dtype is not None else contextlib.nullcontext()
 
 
-def batch_seed(seed: int, batch: GlobalBatch) -> int:
-    """A 64-bit seed for the dropout of one global batch."""
-    return int(np.random.SeedSequence([seed, batch.epoch, batch.index]).generate_state(1, np.uint64)[0])
-
-
-def _micro(run: Run, batch: GlobalBatch, sample: Sample, scale: float, sync: bool) -> Tensor:
-    """Forward and backward of one micro-batch (its loss times ``scale``); returns (loss, nll) as float64 ``(2,)``
-    on the device."""
-    torch.manual_seed(batch_seed(run.cfg.seed, batch))
+def _micro(run: Run, seed: int, sample: Sample, scale: float, sync: bool) -> Tensor:
+    """Forward and backward of one micro-batch (its loss times ``scale``, dropout seeded with ``seed``); returns
+    (loss, nll) as float64 ``(2,)`` on the device."""
+    torch.manual_seed(seed)
     sample = sample.to(run.dist.device)
     sample = dataclasses.replace(sample, langs=sample.langs.with_(progress=run.step / run.cfg.max_steps))
     no_sync = run.ddp.no_sync() if run.ddp is not None and not sync else contextlib.nullcontext()
@@ -114,7 +116,7 @@ def _micro(run: Run, batch: GlobalBatch, sample: Sample, scale: float, sync: boo
         with autocast(run):
             loss, nll, _ = run.criterion(run.net, sample, run.cfg.label_smoothing, run.vocab.pad)
             total = loss
-            if isinstance(run.model, HasAuxLoss) and (aux := run.model.aux_loss()) is not None:
+            if run.has_aux and (aux := run.model.aux_loss()) is not None:  # type: ignore[operator]
                 total = total + aux.float() * sample.ntokens
         run.scaler.scale(total * scale).backward()
     return torch.stack([loss.detach(), nll.detach()]).double()
@@ -165,8 +167,8 @@ def train_step(run: Run, step: StepBatches) -> Update:
     scale = run.dist.world_size / max(step.ntokens, 1)
     sums = torch.zeros(2, dtype=torch.float64, device=run.dist.device)
     last = len(step.batches) - 1
-    for i, (batch, sample) in enumerate(zip(step.batches, step.samples, strict=True)):
-        sums += _micro(run, batch, sample, scale, sync=i == last)
+    for i, (seed, sample) in enumerate(zip(step.seeds, step.samples, strict=True)):
+        sums += _micro(run, seed, sample, scale, sync=i == last)
     if run.manual_sync:
         sync_grads(run)
     run.dist.all_reduce(sums)
@@ -182,14 +184,22 @@ def train_step(run: Run, step: StepBatches) -> Update:
 
 @dataclass(frozen=True, eq=False)
 class EvalSet:
-    """One validation direction and this rank's share of its batches."""
+    """One validation direction and this rank's share of its batches, collated once (pinned on CUDA)."""
 
     direction: Direction
     batches: list[np.ndarray]
+    samples: list[Sample]
 
 
-def eval_plan(dirs: list[Direction], max_tokens: int, dist: Dist, max_sentences: int | None = None) -> list[EvalSet]:
-    return [EvalSet(d, eval_batches(d, max_tokens, max_sentences)[dist.rank::dist.world_size]) for d in dirs]
+def eval_plan(dirs: list[Direction], vocab: Vocab, max_tokens: int, dist: Dist,
+              max_sentences: int | None = None) -> list[EvalSet]:
+    """Each direction's validation batches for this rank, collated here rather than at every validation."""
+    plan = []
+    for d in dirs:
+        batches = eval_batches(d, max_tokens, max_sentences)[dist.rank::dist.world_size]
+        samples = [collate([d], rows, vocab) for rows in batches]
+        plan.append(EvalSet(d, batches, [pinned(s) for s in samples] if dist.device.type == "cuda" else samples))
+    return plan
 
 
 @torch.no_grad()
@@ -198,8 +208,8 @@ def validate(run: Run, plan: list[EvalSet]) -> dict[str, dict[str, float]]:
     run.model.eval()
     sums = torch.zeros(len(plan), 3, dtype=torch.float64, device=run.dist.device)
     for k, es in enumerate(plan):
-        for rows in es.batches:
-            sample = collate([es.direction], rows, run.vocab).to(run.dist.device)
+        for sample in es.samples:
+            sample = sample.to(run.dist.device)
             with autocast(run):
                 logits = run.model(sample.src_tokens, sample.prev_output_tokens, sample.langs)
                 loss, nll = smoothed_cross_entropy(logits, sample.target, run.cfg.label_smoothing, run.vocab.pad)
@@ -213,5 +223,12 @@ def validate(run: Run, plan: list[EvalSet]) -> dict[str, dict[str, float]]:
 
 
 def mean_loss(results: dict[str, dict[str, float]]) -> float:
-    """Unweighted mean over directions of the validation loss (each direction counts once)."""
-    return sum(r["loss"] for r in results.values()) / len(results) if results else math.nan
+    """The validation loss the best checkpoint is chosen on: every direction's loss weighted by its target tokens,
+
+        L = sum_d loss_d * tokens_d / sum_d tokens_d      (``nan`` without tokens)
+
+    i.e. the loss per token over all validation directions together, as fairseq computes it (the papers' toolkit:
+    translation_multi_simple_epoch concatenates the directions' valid sets and the criterion reports
+    sum(loss) / sum(tokens); LMS-FD's scripts select with ``--best-checkpoint-metric loss``)."""
+    tokens = sum(r["tokens"] for r in results.values())
+    return sum(r["loss"] * r["tokens"] for r in results.values()) / tokens if tokens else math.nan

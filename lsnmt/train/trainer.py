@@ -7,7 +7,7 @@ copied to ``out_dir`` (``results/train/{method}``)::
     work_dir/config.json     fingerprint of everything that fixes the weights
     work_dir/step{N}.pt      every save_every updates, the newest keep_last kept
     work_dir/last.pt         hard link to the newest step{N}.pt: resumed automatically
-    work_dir/best.pt         lowest mean validation loss
+    work_dir/best.pt         lowest validation loss (token-weighted over the directions, as fairseq)
     work_dir/curve.tsv       step, loss, nll, lr, valid_loss
     out_dir/model.pt         {"model", "config", "step", "source"}: best, last or the
                              average of the last N (``train.final_checkpoint``, ``train.average_last``)
@@ -138,7 +138,7 @@ def setup(exp: Experiment, bin_dir: Path, dist: Dist, factory: ModelFactory,
     feed = Feed(stream, train_dirs, vocab, dist, cfg.update_freq)
     run = Run(cfg=cfg, vocab=vocab, dist=dist, model=model, net=model, optimizer=optimizer, scaler=scaler,
               feed=feed, criterion=criterion or default_criterion)
-    return run, eval_plan(valid_dirs, cfg.max_tokens, dist, cfg.valid_max_sentences)
+    return run, eval_plan(valid_dirs, vocab, cfg.max_tokens, dist, cfg.valid_max_sentences)
 
 
 def wrap(run: Run, criterion: Criterion | None) -> None:

@@ -2,8 +2,10 @@
 
 One update draws ``batch_tokens / B`` blocks (:class:`~lsnmt.xelm.corpus.TokenStream`), optionally in
 micro-batches of ``max_tokens`` (gradient accumulation), and minimises the mean next-token cross entropy
-(no label smoothing, as XGLM). AdamW (:func:`lsnmt.train.optim.build_optimizer`), the global gradient norm
-clipped to ``clip_norm``, and update ``n + 1`` runs at ``lr(n)`` of the job's schedule
+(no label smoothing, as XGLM). AdamW (:func:`lsnmt.train.optim.build_optimizer`; x-elm's released settings,
+:class:`~lsnmt.xelm.config.LMTrainConfig`), with ``fp16`` on a GPU a dynamic loss scale (an overflowing update is
+skipped and not counted), the global gradient norm clipped to ``clip_norm``, and update ``n + 1`` runs at ``lr(n)``
+of the job's schedule
 (:func:`lsnmt.train.optim.linear_decay` or ``inverse_sqrt``). Dropout is re-seeded from ``(seed, n)`` before
 update ``n + 1``, so a run resumed from ``work_dir/last.pt`` (written every ``save_every`` updates, with the
 optimizer, the stream cursor and the RNG states) gives bit-identical weights on CPU. The updates run on
@@ -93,15 +95,24 @@ def fingerprint(job: LMJob, lm: LMConfig, meta: dict) -> str:
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
 
 
+_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
 def _autocast(cfg: LMTrainConfig, device: torch.device) -> contextlib.AbstractContextManager:
-    if device.type == "cuda" and cfg.precision == "bf16":
-        return torch.autocast("cuda", dtype=torch.bfloat16)
+    if device.type == "cuda" and cfg.precision in _DTYPES:
+        return torch.autocast("cuda", dtype=_DTYPES[cfg.precision])
     return contextlib.nullcontext()
 
 
-def _update(model: nn.Module, opt: torch.optim.Optimizer, blocks: torch.Tensor, job: LMJob, pad: int, step: int,
-            device: torch.device) -> tuple[float, int, float]:
-    """One optimizer update; returns (summed nll, tokens, lr)."""
+def grad_scaler(cfg: LMTrainConfig, device: torch.device) -> torch.amp.GradScaler:
+    """Dynamic loss scaling for ``fp16`` on a GPU (from ``fp16_init_scale``); a disabled pass-through otherwise."""
+    return torch.amp.GradScaler(device.type, init_scale=cfg.fp16_init_scale,
+                                enabled=device.type == "cuda" and cfg.precision == "fp16")
+
+
+def _update(model: nn.Module, opt: torch.optim.Optimizer, scaler: torch.amp.GradScaler, blocks: torch.Tensor,
+            job: LMJob, pad: int, step: int, device: torch.device) -> tuple[float, int, float, bool]:
+    """One optimizer update; returns (summed nll, tokens, lr, skipped: the fp16 scaler found an overflow)."""
     cfg = job.train
     micro = max(1, (cfg.max_tokens or blocks.numel()) // (blocks.size(1) - 1))
     ntok = blocks.size(0) * (blocks.size(1) - 1)
@@ -112,15 +123,18 @@ def _update(model: nn.Module, opt: torch.optim.Optimizer, blocks: torch.Tensor, 
         with _autocast(cfg, device):
             logits = model(mb[:, :-1])  # (b, B, V)
         _, nll, _ = sequence_loss(logits, mb[:, 1:], 0.0, pad)
-        (nll / ntok).backward()
+        scaler.scale(nll / ntok).backward()
         total += nll.item()
     if not math.isfinite(total):
         raise FloatingPointError(f"{job.name}: update {step + 1}: loss is not finite; stopped before the update")
+    scaler.unscale_(opt)
     nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm if cfg.clip_norm > 0 else math.inf)
     lr = lr_at(step, cfg)
     set_lr(opt, lr)
-    opt.step()
-    return total, ntok, lr
+    scale = scaler.get_scale()
+    scaler.step(opt)  # skipped by an enabled scaler when a gradient is not finite
+    scaler.update()
+    return total, ntok, lr, scaler.is_enabled() and scaler.get_scale() < scale
 
 
 def device_for(threads: int) -> torch.device:
@@ -141,6 +155,7 @@ def train_lm(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path,
         model.load_state_dict(ckpt.load(job.init)["model"])
     model.to(device)
     opt = build_optimizer(model.parameters(), cfg, fused=device.type == "cuda")
+    scaler = grad_scaler(cfg, device)
     stream = TokenStream(lm_dir, job.selection, vocab_size=meta["vocab_size"], eos=meta["eos"], block=lm.block_size,
                          seed=cfg.seed)
     config = {"job": job.name, "lm": asdict(lm), "train": asdict(cfg), "batch_tokens": job.batch_tokens,
@@ -152,6 +167,8 @@ def train_lm(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path,
         state = ckpt.load(last, device)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
+        if state.get("scaler"):
+            scaler.load_state_dict(state["scaler"])
         step = int(state["step"])
         stream.load_state_dict(state["stream"])
         meters.load_state_dict(state["meters"])
@@ -165,12 +182,13 @@ def train_lm(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path,
     def update(n: int) -> Update:
         torch.manual_seed(update_seed(cfg.seed, n))
         blocks = torch.from_numpy(stream.take(n_blocks)).to(device)
-        nll, ntok, lr = _update(model, opt, blocks, job, meta["pad"], n, device)
-        return Update(loss=nll, nll=nll, ntokens=ntok, lr=lr)
+        nll, ntok, lr, skipped = _update(model, opt, scaler, blocks, job, meta["pad"], n, device)
+        return Update(loss=nll, nll=nll, ntokens=ntok, lr=lr, skipped=skipped)
 
     def save(n: int, *, periodic: bool, improved: bool) -> None:
         del periodic, improved  # every save (periodic or a stop's) writes last.pt
-        ckpt.save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": n,
+        ckpt.save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "scaler": scaler.state_dict(),
+                         "step": n,
                          "stream": stream.state_dict(), "meters": meters.state_dict(), "rng": ckpt.rng_state(),
                          "config": config})
 

@@ -8,10 +8,11 @@ of two vectors is x-elm's cosine distance over the features both have (missing v
 The hierarchy starts from one cluster per language. Each round pairs every cluster with exactly one other,
 greedily: the closest pair of clusters is merged first, then the closest pair among those left, and so on
 (x-elm's ``lang_clustering.py``); with an odd count the last cluster waits for the next round. The distance of
-two clusters is that of their centroids (the mean of the members' vectors, ``linkage: centroid``, x-elm Sec. 3.2)
-or the smallest distance between their members (``linkage: single``, the released code). Ties break by cluster
-order, so the hierarchy is deterministic. The clusters of the round with k clusters are the k experts' language
-sets, numbered in the order they were formed.
+two clusters is the smallest distance between their members (``linkage: single``, the default: the released code,
+whose k = 4 sets are those the authors' experts trained on, see :class:`~lsnmt.xelm.config.TypologyConfig`) or
+that of their centroids (the mean of the members' vectors, ``linkage: centroid``, a reading of x-elm Sec. 3.2).
+Ties break by cluster order, so the hierarchy is deterministic. The clusters of the round with k clusters are the k
+experts' language sets, numbered in the order they were formed.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class Round:
     merges: list[tuple[list[str], list[str], float]]
 
 
-def hierarchy(langs: list[str], vectors: dict[str, np.ndarray], linkage: str = "centroid") -> list[Round]:
+def hierarchy(langs: list[str], vectors: dict[str, np.ndarray], linkage: str = "single") -> list[Round]:
     """Rounds from one cluster per language down to a single cluster (see the module docstring)."""
     rounds = [Round([[x] for x in langs], [])]
     while len(rounds[-1].clusters) > 1:

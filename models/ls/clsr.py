@@ -16,7 +16,8 @@ After each chosen sublayer a gate picks, per token, a shared or a target-languag
   gate explicitly through ``LangContext.progress``, which the trainer sets for every training
   forward (``None`` elsewhere: no noise). At inference the gate is hard: ``g = 1[G(h) >= 0]``.
 * budget (weight 1, via ``aux_loss``): ``|mean(g) - p|`` with the mean over every gate decision of
-  the last forward (all tokens of all gated sublayers, padding included: sublayers see no mask), ``p = 0.3``.
+  the last forward on a real token (all gated sublayers; padded positions, ``LangContext.padding``, which the layer
+  sets for each sublayer call, are left out: a pad routes nothing), ``p = 0.3``.
 """
 
 from __future__ import annotations
@@ -49,12 +50,12 @@ class LangProjection(nn.Module):
 
 
 class Budget(nn.Module):
-    """Collects every gate's ``(sum g, count)`` of the last forward; one instance per model."""
+    """Collects every gate's ``(sum g, count)`` over the real tokens of the last forward; one instance per model."""
 
     def __init__(self, cfg: CLSRConfig) -> None:
         super().__init__()
         self.p, self.weight = cfg.budget, cfg.budget_weight
-        self.stats: dict[int, tuple[Tensor, int]] = {}
+        self.stats: dict[int, tuple[Tensor, Tensor | int]] = {}
 
     def aux_loss(self) -> Tensor | None:
         """``weight * |sum g / count - p|`` over all gates of the last forward."""
@@ -80,6 +81,17 @@ class CLSRGate(nn.Module):
         return torch.sigmoid(logit + a * torch.randn_like(logit) if a > 0 else logit)
 
 
+def gate_stats(g: Tensor, padding: Tensor | None) -> tuple[Tensor, Tensor | int]:
+    """``(sum of g, count)`` over the real tokens: ``g (B, T, 1)``, ``padding (B, T)`` True at pads (``None``: no
+    pad). The count stays a tensor (no host sync)."""
+    if padding is None:
+        return g.float().sum(), g.numel()
+    if padding.shape != g.shape[:-1]:
+        raise ValueError(f"padding mask {tuple(padding.shape)} does not match the gated positions {tuple(g.shape)}")
+    real = (~padding).unsqueeze(-1).to(torch.float32)  # (B, T, 1)
+    return (g.float() * real).sum(), real.sum()
+
+
 class CLSRProjection(nn.Module):
     """``g * h W_tgt + (1 - g) * shared(h)``; ``shared`` ``None`` is the identity."""
 
@@ -90,7 +102,7 @@ class CLSRProjection(nn.Module):
     def forward(self, h: Tensor, langs: LangContext | None = None) -> Tensor:
         assert langs is not None, "CLSR needs the batch's languages"
         g = self.gate(h, langs.progress)  # (B, T, 1)
-        self.budget.stats[id(self)] = (g.float().sum(), g.numel())
+        self.budget.stats[id(self)] = gate_stats(g, langs.padding)
         base = h if self.shared is None else self.shared(h, langs)
         return g * self.lang(h, langs) + (1 - g) * base
 

@@ -25,8 +25,9 @@ def test_filters_counted_by_reason(tmp_path: Path) -> None:
     report = prepare(experiment(), _raw(tmp_path), tmp_path / "out")
     counts = report["train"]["en-de"]["bitext"]
     assert counts["input"] == 7
-    assert counts["dropped"] == {"empty": 1, "too_long": 1, "ratio": 1, "duplicate": 1}
-    assert counts["kept"] == 3
+    # "tiny words" / "this one is far far far far too long" is kept: no character-ratio filter (lsnmt.data.clean)
+    assert counts["dropped"] == {"empty": 1, "too_long": 1, "duplicate": 1}
+    assert counts["kept"] == 4
     assert report["train"]["de-en"]["bitext"] == counts  # one pass feeds both directions
     assert json.loads((tmp_path / "out" / "report.json").read_text()) == report
 
@@ -35,7 +36,7 @@ def test_tags_normalisation_and_directions(tmp_path: Path) -> None:
     out = tmp_path / "out"
     prepare(experiment(), _raw(tmp_path), out)
     src = list(iter_lines(out / "train" / "en-de" / "bitext.src"))
-    assert src == ["<2de> a cat", "<2de> fine ligature", "<2de> ok then"]  # NFKC turned the ligature into "fi"
+    assert src == ["<2de> a cat", "<2de> tiny words", "<2de> fine ligature", "<2de> ok then"]  # NFKC: ﬁ -> fi
     assert list(iter_lines(out / "train" / "de-en" / "bitext.src"))[0] == "<2en> eine Katze"
     assert list(iter_lines(out / "train" / "de-en" / "bitext.tgt"))[0] == "a cat"
     assert list(iter_lines(out / "test" / "fr-en.src")) == ["<2en> Salut.", "<2en> Au revoir."]
@@ -124,7 +125,7 @@ def test_nul_and_bom_removed_and_counted(tmp_path: Path) -> None:
 def test_long_line_without_spaces_is_too_long(tmp_path: Path) -> None:
     raw = raw_corpus(tmp_path / "raw", {"en-de": (["x" * 1_000_000, "ok"], ["y", "gut"]), "en-fr": (["a"], ["b"])},
                      EVAL)
-    report = prepare(experiment(prepare={"max_length_ratio": 1e9}), raw, tmp_path / "out")
+    report = prepare(experiment(), raw, tmp_path / "out")
     assert report["train"]["en-de"]["bitext"]["dropped"]["too_long"] == 1
     assert report["train"]["en-de"]["bitext"]["kept"] == 1
 

@@ -68,3 +68,22 @@ def test_paper_groupings() -> None:
     counts = {g: sum(v == g for v in groups.CLM_FLORES_GROUPS.values()) for g in groups.GROUP_ORDER}
     assert counts == {"low": 14, "medium": 19, "high": 41}  # CLM Table 8: 74 languages
     assert sorted(groups.LSL_FAMILIES) == sorted("de en es fr it pt zh ja ko sw".split())
+
+
+def test_group_thresholds_are_a_parameter(tmp_path: Path) -> None:
+    """``evaluate.group_thresholds`` cuts the training sizes (OPUS-100's 0.1M / 0.9M by default); the source says
+    which were used, and the WMT experiments state theirs (CLM prints none for WMT-14)."""
+    from lsnmt.config import Params
+
+    report = {"train": {"en-de": {"a": {"input": 600_000}}, "en-sw": {"a": {"input": 5_000}},
+                        "en-fr": {"a": {"input": 2_000_000}}}}
+    (tmp_path / "report.json").write_text(json.dumps(report))
+    got, source = groups.language_groups({}, tmp_path / "report.json", "en", (10_000, 1_000_000))
+    assert got == {"de": "medium", "fr": "high", "sw": "low"} and "evaluate.group_thresholds" in source
+    assert groups.language_groups({}, tmp_path / "report.json", "en")[0]["de"] == "medium"
+    params = Params.load(Path(__file__).resolve().parents[2] / "params.yaml")
+    assert params.get("wmt14_enxx").evaluate.group_thresholds == (100_000, 900_000)
+    with pytest.raises(Exception, match=r"group_thresholds: \[5, 1\]"):
+        from lsnmt.config import EvaluateConfig
+
+        EvaluateConfig(group_thresholds=(5, 1))

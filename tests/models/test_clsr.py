@@ -33,12 +33,31 @@ def test_budget_loss_is_mean_gate_minus_p() -> None:
     src, prev = random_batch(2, 5, 4, 13)
     model(src, prev, LangContext.single(0, 1, 2))
     stats = next(iter(_projections(model))).budget.stats
-    gates = torch.cat([torch.full((n,), float(s.detach()) / n) for s, n in stats.values()])
-    mean = sum(float(s.detach()) for s, _ in stats.values()) / sum(n for _, n in stats.values())
-    assert gates.numel() == 2 * 5 * 4 + 2 * 4 * 6  # encoder 2 x (2x5) tokens, decoder 3 x 2 x (2x4) tokens
+    mean = sum(float(s.detach()) for s, _ in stats.values()) / sum(float(n) for _, n in stats.values())
+    real_src = int(src.ne(1).sum())  # random_batch pads sources (id 1); decoder inputs are unpadded
+    # encoder: 2 layers x (self, ffn) over the real source tokens; decoder: 2 layers x (self, cross, ffn) x 2x4
+    assert sum(float(n) for _, n in stats.values()) == 2 * 2 * real_src + 2 * 3 * 2 * 4
     aux = model.aux_loss()
     assert aux is not None
     torch.testing.assert_close(aux.detach(), torch.tensor(abs(mean - 0.3)))
+
+
+def test_budget_leaves_padding_out() -> None:
+    """The budget's mean gate is over real tokens only: a padded position's gate value (here forced to 1 on the
+    pads, 0 elsewhere) does not count, on attention and feed-forward sublayers alike (Zhang et al. 2021: the
+    budget constrains the routing of tokens; a pad is none)."""
+    model = _model(budget=0.3).train()
+    src, prev = random_batch(2, 5, 4, 13)
+    prev[1, 2:] = 1  # pad the second target too
+    pads = {"enc": src.eq(1), "dec": prev.eq(1)}
+    assert pads["enc"].any() and pads["dec"].any()
+    for name, proj in ((n, m) for n, m in model.named_modules() if isinstance(m, CLSRProjection)):
+        side = "enc" if name.startswith("encoder") else "dec"
+        proj.gate.forward = (lambda mask: lambda h, progress: mask.unsqueeze(-1).to(h.dtype))(pads[side])
+    model(src, prev, LangContext.single(0, 1, 2))
+    aux = model.aux_loss()
+    assert aux is not None
+    torch.testing.assert_close(aux.detach(), torch.tensor(0.3))  # |0 - 0.3|: every real gate is 0
 
 
 def test_hard_gates_at_inference_and_gate_formula() -> None:

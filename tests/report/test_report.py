@@ -151,3 +151,17 @@ def test_lmsfd_share_and_ls_rows_are_the_two_routes_of_one_trained_model(params:
                 assert route == ("ls" if "LS" in label else "share"), (binding.table, label)
                 share = system.name.removesuffix("_ls")
                 assert system.method == share and by_name[share].route is None, (binding.table, label)
+
+
+def test_clm_table9_scclm_row_reads_the_k194_model(tmp_path: Path, params: Params) -> None:
+    """CLM Table 9's sCLM row is the k=194 model on both sides (its caption), not Table 1's sCLM♢ (k=280 en-xx,
+    k=560 xx-en): BLEU from ``sclm_k194`` in both runs, not from ``sclm``."""
+    from lsnmt.report.specs import BINDINGS
+
+    for exp, shift in (("opus100_clm_enxx", 0.0), ("opus100_clm_xxen", 5.0)):
+        write_summary(tmp_path, exp, {"naive": 20.0 + shift, "sclm": 29.0 + shift, "sclm_k194": 23.0 + shift})
+    res = Results(params, tmp_path, tmp_path / "no-params.csv")
+    built = build(paper_tables.meta("clm", 9), paper_tables.load("clm", 9), BINDINGS[("clm", "table9")], res)
+    got = {c.column: c.ours for c in built.cells if c.keys[0] == "sCLM" and c.method}
+    assert got["en-xx / All"] == pytest.approx(23.0 - 1 - (20.0 - 1))  # a gain over naive, en-xx average
+    assert got["xx-en / All"] == pytest.approx(28.0 + 1 - (25.0 + 1))  # the xx-en run's sclm_k194

@@ -131,6 +131,23 @@ def test_collate_follows_fairseq(tmp_path: Path) -> None:
     assert s.src_tokens.dtype == torch.long
 
 
+def test_vectorised_collate_equals_the_per_sentence_reference(corpus) -> None:
+    """The feed's gather (one per direction) gives fairseq's padded rows sentence by sentence, in any row order."""
+    root, vocab = corpus
+    dirs = load_split(root, "train", (("en", "de"), ("fr", "en"), ("de", "en")), vocab)
+    rng = np.random.default_rng(0)
+    rows = np.stack([rng.integers(0, 3, 40), rng.integers(0, 30, 40)], axis=1)
+    s = collate(dirs, rows, vocab)
+    pad, eos = vocab.pad, vocab.eos
+    src = [dirs[d].src[i].tolist() for d, i in rows.tolist()]
+    tgt = [dirs[d].tgt[i].tolist() for d, i in rows.tolist()]
+    width_s, width_t = max(map(len, src)) + 1, max(map(len, tgt)) + 1
+    assert s.src_tokens.tolist() == [x + [eos] + [pad] * (width_s - len(x) - 1) for x in src]
+    assert s.prev_output_tokens.tolist() == [[eos] + y + [pad] * (width_t - len(y) - 1) for y in tgt]
+    assert s.target.tolist() == [y + [eos] + [pad] * (width_t - len(y) - 1) for y in tgt]
+    assert s.ntokens == sum(len(y) + 1 for y in tgt)
+
+
 def test_mixed_collate_gives_per_row_languages(corpus) -> None:
     root, vocab = corpus
     dirs = load_split(root, "train", (("en", "de"), ("fr", "en")), vocab)

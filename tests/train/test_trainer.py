@@ -13,8 +13,8 @@ from torch import Tensor, nn
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.batching import BatchStream, Pool
 from lsnmt.train.corpus import Vocab, collate, load_split
+from lsnmt.train.feed import batch_seed
 from lsnmt.train.loss import sequence_loss
-from lsnmt.train.step import batch_seed
 from lsnmt.train.trainer import train
 from models.build import build_transformer
 from models.lang import LangContext

@@ -50,7 +50,7 @@ def experiment(**xelm: object) -> Experiment:
     train = {"updates": 6, "batch_tokens": 32, "lr": 0.003, "warmup_updates": 2, "log_every": 2, "save_every": 2}
     section = {"languages": ["en", "de"], "lm": {"embed_dim": 16, "ffn_dim": 32, "heads": 2, "layers": 2,
                                                  "block_size": 8},
-               "seed": train, "experts": {**train, "k": [2], "main_k": 2, "updates": 4},
+               "data": {"vocab_size": 300}, "seed": train, "experts": {**train, "k": [2], "main_k": 2, "updates": 4},
                "ensemble": {"top_m": [1]}, "hmr": {**train, "targets": ["sw"], "updates": 4}}
     section.update(xelm)
     raw = {"name": "t", "data": {"languages": ["en", "de", "sw"], "train_directions": "none",

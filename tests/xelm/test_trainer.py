@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import signal
 from pathlib import Path
@@ -143,3 +144,42 @@ def test_a_stopped_stage_exits_with_128_plus_the_signal(monkeypatch: pytest.Monk
     with pytest.raises(SystemExit) as exc:
         guarded("lm_expert", stopped)
     assert exc.value.code == 128 + signal.SIGTERM
+
+
+def test_optimizer_defaults_are_the_released_sweep() -> None:
+    """x-elm's paper gives no optimizer settings: blvns/x-elm's metaseq/fb_sweep/ft_stream.py (as train_xlbtm.sh
+    runs it) sets Adam betas (0.9, 0.95), eps 1e-6, no weight decay, clip 1.0, fp16 from a loss scale of 128."""
+    from lsnmt.config import Params
+    from lsnmt.xelm.config import LMTrainConfig
+
+    cfg = LMTrainConfig(updates=1, batch_tokens=8, lr=1e-4)
+    assert (tuple(cfg.adam_betas), cfg.adam_eps, cfg.weight_decay, cfg.clip_norm, cfg.fp16_init_scale) == (
+        (0.9, 0.95), 1e-6, 0.0, 1.0, 128.0)
+    xelm = Params.load(Path(__file__).resolve().parents[2] / "params.yaml").get("mc4_xelm").xelm
+    assert xelm is not None
+    for job in (xelm.experts, xelm.hmr):
+        assert (job.precision, tuple(job.adam_betas), job.adam_eps, job.weight_decay) == ("fp16", (0.9, 0.95), 1e-6,
+                                                                                         0.0)
+
+
+def test_an_fp16_overflow_skips_the_update() -> None:
+    """When a scaled gradient overflows (here forced by a hook), the scaler skips the step (the weights stay as
+    they were), halves its scale and the update reports ``skipped`` (the loop does not count it); the next, finite
+    update steps."""
+    from lsnmt.xelm.config import LMTrainConfig
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Embedding(11, 8), torch.nn.Linear(8, 11))
+    cfg = LMTrainConfig(updates=4, batch_tokens=16, lr=0.1, precision="fp16")
+    job = lm_trainer.LMJob(name="t", train=cfg, batch_tokens=16, selection=None)  # type: ignore[arg-type]
+    opt = torch.optim.AdamW(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=cfg.fp16_init_scale)  # enabled: the GPU's path on a CPU
+    before = [p.detach().clone() for p in model.parameters()]
+    blocks = torch.randint(1, 11, (2, 9))
+    hook = model[1].weight.register_hook(lambda g: g * math.inf)
+    _, ntok, _, skipped = lm_trainer._update(model, opt, scaler, blocks, job, 0, 0, torch.device("cpu"))
+    assert skipped and ntok == 16 and scaler.get_scale() == pytest.approx(64.0)
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+    hook.remove()
+    _, _, _, skipped = lm_trainer._update(model, opt, scaler, blocks, job, 0, 1, torch.device("cpu"))
+    assert not skipped and any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))

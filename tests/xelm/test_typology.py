@@ -99,3 +99,33 @@ def test_donor_is_the_nearest_language(paper_vectors: dict[str, np.ndarray]) -> 
     donor, dist = typology.nearest("he", PAPER, vectors)
     assert dist == min(typology.cosine_distance(vectors["he"], vectors[x]) for x in PAPER)
     assert donor in PAPER
+
+
+RELEASED = {4: [{"en", "es", "bg", "ru"}, {"ja", "ko", "tr", "zh"}, {"de", "el", "fr", "ar"}, {"hi", "ur", "vi", "sw"}],
+            8: [{"en", "es"}, {"de", "el"}, {"ja", "ko"}, {"hi", "ur"}, {"bg", "ru"}, {"fr", "ar"}, {"tr", "zh"},
+                {"vi", "sw"}]}
+"""The language sets x-elm's experts trained on at k = 4 and 8: the cluster maps hard-coded in the authors'
+``xl-btm/cluster_dists.py`` ("doing lang assign clusters", blvns/x-elm), the ones its Figure 5 plots."""
+
+
+def test_default_linkage_reproduces_the_released_clusters(paper_vectors: dict[str, np.ndarray]) -> None:
+    """The default (``single``, the released ``lang_clustering.py``'s minimum distance) gives the authors' k = 4
+    and k = 8 language sets; centroid linkage gives the same eight pairs but other k = 4 sets
+    ({ar, fr, sw, vi}, {de, el, hi, ur}), which would change every k = 4 typology expert."""
+    cfg = TypologyConfig()
+    rounds = typology.hierarchy(PAPER, paper_vectors, cfg.linkage)
+    for k, sets in RELEASED.items():
+        assert sorted(map(sorted, typology.clusters_at(rounds, k))) == sorted(map(sorted, sets)), k
+    centroid = typology.hierarchy(PAPER, paper_vectors, "centroid")
+    assert {frozenset(c) for c in typology.clusters_at(centroid, 8)} == {frozenset(c) for c in RELEASED[8]}
+    assert {frozenset(c) for c in typology.clusters_at(centroid, 4)} != {frozenset(c) for c in RELEASED[4]}
+    assert typology.hierarchy(PAPER, paper_vectors)[2].clusters == rounds[2].clusters  # the function's default too
+
+
+def test_the_paper_experiment_uses_the_released_linkage() -> None:
+    from pathlib import Path
+
+    from lsnmt.config import Params
+
+    xelm = Params.load(Path(__file__).resolve().parents[2] / "params.yaml").get("mc4_xelm").xelm
+    assert xelm is not None and xelm.typology.linkage == "single"

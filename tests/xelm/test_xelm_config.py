@@ -98,3 +98,13 @@ def test_every_expert_is_scored_on_every_language(tmp_path: Path) -> None:
     plan = model_plan(exp, tmp_path, langs, targets)
     for k in (4, 16):
         assert all(plan[f"typology-k{k}-e{e}"][1] == langs + targets for e in range(k))
+
+
+def test_a_scratch_seed_with_hmr_targets_needs_its_own_tokenizer() -> None:
+    """``init: scratch`` without ``data.vocab_size`` would tokenise with the experiment's spm model, trained on the
+    HMR targets too: refused, naming the key; with a size (an LM tokenizer of the pretraining languages) or
+    without targets it loads."""
+    with pytest.raises(ConfigError, match=r"experiments\.t\.xelm\.data\.vocab_size: init: scratch with HMR targets"):
+        experiment(data={})
+    assert experiment(data={"vocab_size": 300}).xelm is not None
+    assert experiment(data={}, hmr={}).xelm is not None

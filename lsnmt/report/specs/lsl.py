@@ -9,9 +9,13 @@ Per-language (Table 2: the 9 directions into / out of each language), per-family
 computed from the evaluate stage's per-direction scores. Table 8's ``†`` (not significant, p >= 0.05) comes from
 the evaluate stage's paired bootstrap of ``lsl_nas_dense`` against the baseline on chrF, printed after our value
 in both panels as the paper does (shown, not compared: only the numbers decide the status); ``‡`` where it gave
-no verdict because the outputs are degenerate (``lsnmt/eval/degenerate.py``). Table 7 counts the
+no verdict because the outputs are degenerate (``lsnmt/eval/degenerate.py``). The significance counts of the
+text and captions (LSL-NAS against the best adapters, the Table 3 and 4 variants, LSL-NAS-SD against the shared
+decoder baseline) are the ``ours/significance`` table (``lsnmt/report/specs/significance.py``), from the
+comparisons ``evaluate.comparisons`` configures. Table 7 counts the
 training pairs the ``prepare`` filters kept, summed over corpora (the paper counts after de-duplication,
-cleaning and CCMatrix down-sampling; our temperature sampling happens later, in the ``sample`` stage).
+cleaning and CCMatrix down-sampling; our length-ratio cleaning and temperature sampling happen later, in the
+``sample`` stage).
 Table 12's COMET column reads the evaluate stage's ``comet`` metric (``lsnmt/eval/comet.py``, wmt20-comet-da),
 which fills only where ``comet`` is listed in ``evaluate.metrics`` (it is not by default: unbabel-comet is not a
 project dependency); compared within ``comet_tol`` = 0.01.
@@ -131,7 +135,8 @@ BINDINGS = {
         columns={lang: DataCount(split="train", other=lang) for lang in LANGS[1:]},
         unbound=lambda keys, col: LANGS.index(col) <= LANGS.index(keys[0]),
         note="Ours: training pairs per language pair kept by the prepare filters, summed over corpora, before "
-             "the sample stage's temperature down-sampling."),
+             "the sample stage's piece-ratio cleaning (sample.max_piece_ratio; sampled/sampling.json counts what "
+             "it drops) and its temperature down-sampling."),
     ("lsl", "table8"): Binding(
         "lsl", "table8", "flores10_lsl",
         columns={lang: MatrixDir(metric=CHRF, tgt=lang.lower(), marked_by="lsl_nas_dense") for lang in LANGS},

@@ -319,7 +319,9 @@ BINDINGS = {
                                                ("x-elm Training", "TF-IDFens*", "tfidf_ens"),
                                                ("LAPT", "Dense", "lapt"), ("LAPT", "HMR", "hmr"))}},
         note="Ours: targets and donors of xelm.hmr (mc4_xelm: az<-tr, he<-ar, pl<-ru, sv<-en as the paper); a "
-             "donor row fills when it is the donor of one of our targets. "
+             "donor row fills when it is the donor of one of our targets. The x-elm Training columns are our "
+             "10.5B-token dense model and TF-IDF ensemble, the paper's are its 21B-token ones (Sec. 6.3): ours "
+             "trained half as long; the LAPT columns build on 10.5B-token models in both. "
              + _RELATIVE.format(base="x-elm Training / Dense")),
     ("xelm", "table3"): Binding(
         "xelm", "table3", "mc4_xelm", describe=describe, rows=_icl_rows(),
@@ -389,7 +391,8 @@ def fig2(results: Results, out_dir: Path, paper_dir: Path | None = None) -> Figu
             ax.set_title(f"{title} ({h.get('feature_set', '')}, {h.get('linkage', '')} linkage)", fontsize=8)
         files = save(fig, out_dir / "xelm", "figure2")
     return FigureOut("xelm", "Figure 2", "Typology hierarchy: languages merged greedily by URIEL distance between "
-                     "cluster centroids, one line per round", "ours" if ours else "not run",
+                     "clusters (xelm.typology.linkage, in each panel's title), one line per round",
+                     "ours" if ours else "not run",
                      tuple(str(p.relative_to(out_dir.parent)) for p in files))
 
 

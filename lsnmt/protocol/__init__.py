@@ -1,12 +1,16 @@
 """The protocol table: every training and evaluation setting of each paper experiment, with its source.
 
-``PROTOCOL.md`` is generated from ``params.yaml`` (the values) and :data:`SOURCES` (where each value comes from:
+``PROTOCOL.md`` is generated from ``params.yaml`` (the values) and the sources (where each value comes from:
 a paper section, the authors' released scripts, or "our choice" with the reason)::
 
     python -m lsnmt.protocol > PROTOCOL.md
 
-``tests/test_protocol_table.py`` regenerates it and compares with the committed file, so a setting changed in
-params.yaml without the table following fails the suite; every row must have a source.
+It covers the translation experiments (:data:`SETTINGS` and :data:`SOURCES` here, with per-experiment
+exceptions in :data:`EXPERIMENT_SOURCES`), the settings of every method they train
+(:mod:`lsnmt.protocol.methods`), x-elm's ``mc4_xelm`` (:mod:`lsnmt.protocol.lm`) and the NER / QA fine-tuning
+of ``xlmr_tasks`` (:mod:`lsnmt.protocol.tasks`). ``tests/test_protocol_table.py`` regenerates it and compares
+with the committed file, so a setting changed in params.yaml without the table following fails the suite; every
+row must have a source.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lsnmt.config import Experiment, Params
+from lsnmt.protocol import lm, methods, tasks
+from lsnmt.protocol.markdown import table
 from models.presets import resolve_dims
 
 LMSFD_SCRIPTS = "fe1ixxu/LMS_FD runs/train_opus_100.sh, train_opus_100_baseline.sh, train_opus_15.sh"
@@ -62,6 +68,13 @@ def _directions(e: Experiment) -> str:
     return out + (f" ({' '.join(zero)})" if zero and len(zero) <= 6 else "")
 
 
+def _cleaning(e: Experiment) -> str:
+    p, r = e.prepare, e.sample.max_piece_ratio
+    return (f"{p.normalization}; {'duplicates, ' if p.dedup else ''}empty and over-long pairs (> {p.max_words} "
+            f"words or {p.max_chars} characters) dropped; piece-length ratio "
+            + (f"<= {r:g} (SentencePiece pieces)" if r else "not filtered"))
+
+
 def _checkpoint(e: Experiment) -> str:
     t = e.train
     return f"average of the last {t.average_last}" if t.final_checkpoint == "average" else t.final_checkpoint
@@ -81,6 +94,7 @@ SETTINGS: dict[str, Callable[[Experiment], str]] = {
     "precision": lambda e: e.train.precision,
     "label smoothing": lambda e: f"{e.train.label_smoothing:g}",
     "directions": _directions,
+    "cleaning": _cleaning,
     "sampling": _sampling,
     "vocabulary": lambda e: f"SentencePiece {e.spm.model_type}, {e.spm.vocab_size}",
     "tags": lambda e: e.data.tags,
@@ -111,6 +125,9 @@ SOURCES: dict[str, dict[str, str]] = {
         "directions": ("Sec. 3.2 (IWSLT'14: 8 English-centric pairs, one many-to-many model), Sec. 5.2 (OPUS-100, "
                        "many-to-many; 94 pairs with development / test sets), App. D (OPUS-15, many-to-many); "
                        "every trained direction is evaluated, none zero-shot"),
+        "cleaning": ("not stated (the authors release preprocessed data, fe1ixxu/LMS_FD README): our choice, "
+                     "NFKC, duplicates and empty / over-long pairs out; no ratio filter (a character ratio drops "
+                     "real Chinese pairs, lsnmt/data/clean.py)"),
         "sampling": ("App. A (T = 5 OPUS, T = 2 IWSLT'14); re-drawn every epoch as fairseq's "
                      "translation_multi_simple_epoch does (the scripts' task)"),
         "vocabulary": ("Sec. 5.2, App. A, D (32K / 64K SentencePiece); model type not stated: unigram, "
@@ -128,7 +145,8 @@ SOURCES: dict[str, dict[str, str]] = {
         "dropout": "App. B (0.1); attention / activation dropout not stated: fairseq's defaults, 0 (our choice)",
         "optimizer": ("App. B (Adam, betas 0.9 / 0.98); eps, weight decay, clipping not stated: fairseq's "
                       "defaults (our choice)"),
-        "lr schedule": "App. B (Vaswani et al.'s schedule, peak 5e-4, 4000 warm-up)",
+        "lr schedule": ("App. B (Vaswani et al.'s schedule, peak 5e-4, 4000 warm-up); start not stated: fairseq's "
+                        "inverse_sqrt default, 0"),
         "batch": "App. B (4096 tokens, update_freq 4, 4 GPUs, sequences <= 100); one-direction batches: our choice",
         "steps": "App. B (120K)",
         "precision": "not stated: fp16 (our choice, fairseq recipes of the time)",
@@ -137,6 +155,8 @@ SOURCES: dict[str, dict[str, str]] = {
                        "models on OPUS-100 and WMT-14: _enxx / _xxen; OPUS-100's 94 pairs with valid / test sets); "
                        "zero-shot: Sec. 4.1, 5.3, App. A.1 (IWSLT-17: En <-> It, Nl, Ro trained, the 6 directions "
                        "between It, Nl, Ro zero-shot)"),
+        "cleaning": ("not stated (OPUS-100 as released, App. A.1; WMT-14 capped at 10M pairs): our choice, NFKC, "
+                     "duplicates and empty / over-long pairs out; no ratio filter"),
         "sampling": "App. B (T = 5); re-drawn every epoch as fairseq does",
         "vocabulary": "Sec. 4.1 (SentencePiece BPE, 64K OPUS-100 / WMT, 32K IWSLT-17)",
         "tags": ("App. B (target-language token on the source; on the separate xx-en models, _xxen, it denotes the "
@@ -144,7 +164,8 @@ SOURCES: dict[str, dict[str, str]] = {
         "checkpoint": "App. B (average of the last 5 checkpoints)",
         "beam": "App. B (4)",
         "length penalty": "App. B (1.0)",
-        "max length": FAIRSEQ_LENGTH,
+        "max length": (FAIRSEQ_LENGTH + "; at most 99 tokens: App. B's training sequences of at most 100 tokens "
+                       "read as fairseq's --max-target-positions 100, whose generator stops at positions - 1"),
         "metric": "Sec. 4.3 (detokenised case-sensitive sacreBLEU, 13a)",
     },
     "lsl": {
@@ -152,7 +173,8 @@ SOURCES: dict[str, dict[str, str]] = {
         "norm": "not stated: fairseq's transformer default, post-norm (our choice)",
         "dropout": "Sec. 4.1 (\"we do not use any regularization\")",
         "optimizer": "Sec. 4.1 (Adam, no weight decay); betas, eps, clipping not stated: fairseq's defaults",
-        "lr schedule": "Sec. 4.1 (inverse square root, 4e-4, 4000 warm-up)",
+        "lr schedule": ("Sec. 4.1 (inverse square root, 4e-4, 4000 warm-up); start not stated: fairseq's "
+                        "inverse_sqrt default, 0"),
         "batch": "not stated: 4096 tokens on each of 8 GPUs, one-direction batches (our choice)",
         "steps": "Sec. 4.1 (150K)",
         "precision": "Sec. 4.1 (fp16)",
@@ -160,8 +182,12 @@ SOURCES: dict[str, dict[str, str]] = {
         "directions": ("Sec. 4.1, App. B (10 languages, all 90 directions; Sec. 4.5: \"we used training data for all "
                        "language directions\"); zero-shot: Sec. 4.5, footnote 8 (English-centric and within-group "
                        "training, groups European, CJK, Swahili; the directions between groups are zero-shot)"),
-        "sampling": ("App. B (T = 5 between data sources, CCMatrix down-sampled, at most 10x); between directions "
-                     "not stated: natural proportions, T = 1 (our assumption); re-drawn every epoch as fairseq does"),
+        "cleaning": ("Sec. 4 (deduplicated; \"preprocess it using the M2M-100 scripts\": their length-ratio "
+                     "cleaning, clean-corpus-n --ratio 3 over SentencePiece pieces, fairseq examples/m2m_100); "
+                     "their punctuation, evaluation-overlap and histogram filters are not run"),
+        "sampling": ("App. B (T = 5 between data sources, CCMatrix down-sampled, at most 10x; a one-off "
+                     "down-sampling, drawn once: Table 7 counts the pairs after it); between directions not "
+                     "stated: natural proportions, T = 1 (our assumption)"),
         "vocabulary": "Sec. 4 (SentencePiece 250K); model type not stated: unigram, SentencePiece's default",
         "tags": "Sec. 4 (\"Tagging\": source and target language tags, corpus tags <HQ> / <LQ>)",
         "checkpoint": "not stated: best validation loss (our choice)",
@@ -172,6 +198,14 @@ SOURCES: dict[str, dict[str, str]] = {
     },
 }
 """Paper -> setting -> where its value comes from (the same for every experiment of the paper)."""
+
+EXPERIMENT_SOURCES: dict[tuple[str, str], str] = {
+    ("opus15", "batch"): ("App. D (4096 tokens; \"the other settings are the same as Appendix A\": 4 GPUs, "
+                          "one-direction batches); 1 accumulation step, not App. A's 4 (OPUS-100): "
+                          "runs/train_opus_15.sh (FREQ=1); Switch on mixed batches: v1 Sec. 5 footnote 4; 512 "
+                          "positions: the script"),
+}
+"""(experiment, setting) -> its source where it differs from the paper's (:data:`SOURCES`)."""
 
 PAPER_MT = {"lmsfd": ("iwslt14", "opus100", "opus15"),
             "clm": ("opus100_clm_enxx", "opus100_clm_xxen", "wmt14_enxx", "wmt14_xxen", "iwslt17_zeroshot"),
@@ -186,28 +220,29 @@ def rows(params: Params) -> list[tuple[str, str, str, str, str]]:
         for name in names:
             exp = params.get(name)
             for setting, value in SETTINGS.items():
-                out.append((paper, name, setting, value(exp), SOURCES[paper].get(setting, "")))
+                source = EXPERIMENT_SOURCES.get((name, setting), SOURCES[paper].get(setting, ""))
+                out.append((paper, name, setting, value(exp), source))
     return out
 
 
 def render(params: Params) -> str:
-    """PROTOCOL.md: one table per experiment."""
+    """PROTOCOL.md: per translation experiment its settings and its methods' settings, then x-elm, then NER / QA."""
     lines = ["# Protocols of the paper experiments", "",
-             "Generated from params.yaml by `python -m lsnmt.protocol > PROTOCOL.md` (lsnmt/protocol.py holds the "
+             "Generated from params.yaml by `python -m lsnmt.protocol > PROTOCOL.md` (lsnmt/protocol/ holds the "
              "sources); tests/test_protocol_table.py fails when the two differ. \"Our choice\" marks a setting "
-             "the paper and the authors' scripts leave open.", ""]
-    current = None
+             "the paper and the authors' scripts leave open."]
+    by_exp: dict[str, list[tuple[str, str, str]]] = {}
     for paper, name, setting, value, source in rows(params):
-        if name != current:
-            current = name
-            lines += ["", f"## {name} ({paper})", "", "| setting | value | source |", "| --- | --- | --- |"]
-        lines.append(f"| {setting} | {value} | {source} |")
-    return "\n".join(lines[:4] + lines[5:]) + "\n"
+        by_exp.setdefault(f"{name} ({paper})", []).append((setting, value, source))
+    for title, body in by_exp.items():
+        name, paper = title.split(" (")[0], title.split(" (")[1].rstrip(")")
+        lines += ["", f"## {title}", "", *table(("setting", "value", "source"), body)]
+        lines += ["", f"Methods of `{name}` (method_cfg, the ones its `methods` train):", "",
+                  *table(("method", "kind", "settings", "source"), methods.rows(params.get(name), paper))]
+    lines += lm.section(params)
+    lines += tasks.section(params)
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
-    print(render(Params.load(Path(__file__).resolve().parent.parent / "params.yaml")), end="")
-
-
-if __name__ == "__main__":
-    main()
+    print(render(Params.load(Path(__file__).resolve().parents[2] / "params.yaml")), end="")

@@ -1,0 +1,206 @@
+# ruff: noqa: E402  (imports follow the sys.path set-up)
+"""The translation trainer's host cost per update (not a test): what the GPU waits for when the maths is small.
+
+    python benchmarks/host_cost.py [--updates 40] [--repeats 3] [--max-tokens 8192] [--device cpu] [--profile]
+
+``default_gpu``'s batches (8,192 tokens per update, mixed directions: 16 English-centric directions of 9 languages,
+sentence lengths like the embedded Tatoeba data's) through the real feed, step and loop (``setup``, ``wrap``,
+:func:`lsnmt.train.loop.run_updates` with the trainer's step), on a model so small that its maths is negligible
+(8 dimensions, 1+1 layers, a vocabulary of 128). Printed:
+
+* **updates/s** of the trainer, and of a **bare loop** over the same model and batches (collated and moved
+  beforehand: forward, the same loss, backward, the same fused AdamW): the floor of framework dispatch. Their
+  ratio is the trainer's overhead (``t_trainer / t_bare``, 1.0 is no overhead); a ratio, so compare it across
+  machines, not the absolute rates;
+* **where the time goes**: the feed's cost of building one update's batches (on its background thread: it
+  competes with the training thread for the GIL), the step's own time, and the loop's; with ``--profile``, the
+  main thread's largest functions by own time (cProfile).
+
+On a GPU (``--device cuda``) the same figures say how many updates/s the host can issue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from lsnmt.config import Experiment
+from lsnmt.data.shards import ShardWriter
+from lsnmt.io import write_json
+from lsnmt.train.batching import BatchStream
+from lsnmt.train.curve import Meters
+from lsnmt.train.dist import Dist
+from lsnmt.train.feed import Feed
+from lsnmt.train.loop import Job, run_updates
+from lsnmt.train.loss import smoothed_cross_entropy
+from lsnmt.train.step import Run, train_step
+from lsnmt.train.trainer import setup, wrap
+from lsnmt.typed import build
+from models.build import build_transformer
+
+LANGUAGES = ("en", "de", "fr", "ru", "tr", "he", "hi", "vi", "sw")
+VOCAB, PAD, EOS = 128, 1, 2
+CLOCK = [time.perf_counter]
+"""The clock the updates are timed with: wall (``perf_counter``), or the training thread's CPU time (``--clock
+thread``: steadier on a shared machine; it leaves out the feed thread, which ``feed`` reports)."""
+MEAN_LENGTH = 12
+"""Mean sentence length in sentencepiece pieces (the embedded Tatoeba pairs with default_gpu's 8,000 pieces: ~12)."""
+
+
+def write_corpus(root: Path, per_direction: int, seed: int = 0) -> Path:
+    """An encoded corpus of the 16 English-centric directions: ``per_direction`` pairs each, lengths drawn from a
+    shifted geometric distribution of mean :data:`MEAN_LENGTH` (at most 60), ids uniform over the vocabulary."""
+    rng = np.random.default_rng(seed)
+    for split, n in (("train", per_direction), ("valid", 4)):
+        (root / split).mkdir(parents=True, exist_ok=True)
+        for other in LANGUAGES[1:]:
+            for name in (f"en-{other}", f"{other}-en"):
+                for side in ("src", "tgt"):
+                    lengths = np.minimum(rng.geometric(1 / (MEAN_LENGTH - 2), n) + 2, 60)
+                    w = ShardWriter(root / split / f"{name}.{side}", VOCAB)
+                    w.add_many([rng.integers(4, VOCAB, k).tolist() for k in lengths])
+                    w.close()
+    write_json(root / "meta.json", {"vocab_size": VOCAB, "bos": 0, "pad": PAD, "eos": EOS, "unk": 3,
+                                    "languages": list(LANGUAGES), "shards": {}})
+    return root
+
+
+def experiment(max_tokens: int, precision: str) -> Experiment:
+    """default_gpu's training settings (mixed batches, pre-norm) on an 8-dimensional 1+1-layer model."""
+    data = {"languages": list(LANGUAGES), "train_directions": "en-centric", "eval_directions": "en-centric",
+            "sources": [{"name": "bitext", "kind": "embedded", "splits": ["train"]},
+                        {"name": "mw", "kind": "embedded", "splits": ["valid", "test"]}]}
+    model = {"arch": "transformer_small", "embed_dim": 8, "ffn_dim": 16, "heads": 2, "encoder_layers": 1,
+             "decoder_layers": 1, "dropout": 0.2, "normalize_before": True}
+    train = {"max_tokens": max_tokens, "max_steps": 10**6, "lr": 0.002, "warmup_steps": 500, "label_smoothing": 0.1,
+             "batching": "mixed", "precision": precision, "log_every": 10**6, "validate_every": 10**6,
+             "save_every": 10**6}
+    return build(Experiment, {"name": "bench", "data": data, "model": model, "train": train}, "")
+
+
+def trainer(bin_dir: Path, exp: Experiment, device: torch.device) -> tuple[Run, Callable[[int], float]]:
+    """The trainer's run (``stages.train``'s set-up) and ``updates(n) -> seconds`` through its loop."""
+    run, _ = setup(exp, bin_dir, Dist(0, 1, device, False), build_transformer, None)
+    wrap(run, None)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+
+    def updates(n: int) -> float:
+        job = Job(name="bench", total=run.step + n, log_every=n, save_every=10**9,
+                  update=lambda _k: train_step(run, run.feed.next()), save=lambda _k, **_kw: None)
+        sync()
+        start = CLOCK[0]()
+        run_updates(job, run.step, Meters())
+        sync()
+        return CLOCK[0]() - start
+
+    return run, updates
+
+
+def bare(run: Run, n: int) -> Callable[[int], float]:
+    """The same model's forward, loss, backward and optimizer step on ``n`` batches collated and moved beforehand."""
+    samples = [s.to(run.dist.device) for step in (run.feed.next() for _ in range(n)) for s in step.samples]
+    model, opt, pad = run.model, run.optimizer, run.vocab.pad
+    sync = torch.cuda.synchronize if run.dist.device.type == "cuda" else (lambda: None)
+
+    def updates(k: int) -> float:
+        sync()
+        start = CLOCK[0]()
+        for s in samples[:k]:
+            with torch.autocast("cuda", dtype=run.amp_dtype) if run.amp_dtype else torch.autocast("cpu", enabled=False):
+                logits = model(s.src_tokens, s.prev_output_tokens, s.langs)
+                loss, _ = smoothed_cross_entropy(logits, s.target, 0.1, pad)
+            opt.zero_grad(set_to_none=True)
+            (loss / s.ntokens).backward()
+            opt.step()
+        sync()
+        return CLOCK[0]() - start
+
+    return updates
+
+
+def feed_cost(run: Run, n: int) -> float:
+    """Seconds to build one update's batches on the calling thread (what the prefetch thread does), with a feed of
+    its own over the same pool."""
+    own = run.feed.stream
+    feed = Feed(BatchStream(own.pool, own.cfg, own.seed), run.feed.dirs, run.vocab, run.dist, run.cfg.update_freq,
+                depth=0)
+    start = time.perf_counter()
+    for _ in range(n):
+        feed.next()
+    return (time.perf_counter() - start) / n
+
+
+def profile(updates: Callable[[int], float], n: int, top: int = 15) -> str:
+    prof = cProfile.Profile()
+    prof.enable()
+    updates(n)
+    prof.disable()
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(top)
+    return out.getvalue()
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    """Run the benchmark (module docstring); returns seconds per update of ``trainer`` and ``bare`` (medians) and
+    the feed's ``feed`` seconds per update."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--updates", type=int, default=40, help="updates per repeat")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--max-tokens", type=int, default=8192)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--precision", default="fp32", choices=("fp32", "bf16"), help="bf16: autocast on CUDA only")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--profile", action="store_true", help="also print cProfile's largest functions")
+    ap.add_argument("--clock", choices=("wall", "thread"), default="wall",
+                    help="time updates on the wall clock or the training thread's CPU clock")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    CLOCK[0] = time.perf_counter if args.clock == "wall" else time.thread_time
+    device = torch.device(args.device)
+    with tempfile.TemporaryDirectory() as tmp:
+        sentences = args.max_tokens // MEAN_LENGTH * args.updates * (args.repeats + 2) // 16 + 100
+        bin_dir = write_corpus(Path(tmp), sentences)
+        exp = experiment(args.max_tokens, args.precision)
+        run, ours = trainer(bin_dir, exp, device)
+        floor = bare(run, args.updates)
+        ours(3), floor(3)  # warm-up
+        rows = {"trainer": [], "bare": []}
+        for r in range(args.repeats):
+            for name, fn in (("trainer", ours), ("bare", floor))[:: 1 if r % 2 == 0 else -1]:
+                rows[name].append(fn(args.updates) / args.updates)
+        feed = feed_cost(run, 10)
+        shapes = {tuple(s.target.shape) for s in run.feed.next().samples}
+        profiled = profile(ours, args.updates) if args.profile else ""
+        run.feed.close()
+    t, b = statistics.median(rows["trainer"]), statistics.median(rows["bare"])
+    ratios = [x / y for x, y in zip(rows["trainer"], rows["bare"], strict=True)]
+    print(f"{device.type}, {torch.get_num_threads()} threads, {args.clock} clock, {args.max_tokens} tokens per update "
+          "(mixed directions, "
+          f"e.g. {sorted(shapes)}), {args.repeats} x {args.updates} updates")
+    print(f"trainer: {1 / t:.1f} updates/s ({t * 1e3:.1f} ms per update, range "
+          f"{min(rows['trainer']) * 1e3:.1f}-{max(rows['trainer']) * 1e3:.1f})")
+    print(f"bare loop (same model and batches, collated and moved beforehand): {1 / b:.1f} updates/s "
+          f"({b * 1e3:.1f} ms)")
+    print(f"t_trainer / t_bare: median {statistics.median(ratios):.2f}x, range {min(ratios):.2f}-{max(ratios):.2f}x")
+    print(f"feed (background thread): {feed * 1e3:.1f} ms per update to collate its batches")
+    if profiled:
+        print(profiled)
+    return {"trainer": t, "bare": b, "feed": feed}
+
+
+if __name__ == "__main__":
+    main()
