@@ -44,8 +44,19 @@ def group_rows(ids: Tensor) -> list[tuple[int, Tensor]]:
 
 def to_device(a: np.ndarray, device: torch.device) -> Tensor:
     """A host int64 array as a LongTensor on ``device``, copied without waiting for the device's queue."""
-    t = torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64))
-    return t if device.type == "cpu" else t.to(device, non_blocking=True)
+    return host_copy(torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)), device)
+
+
+def host_copy(t: Tensor, device: torch.device) -> Tensor:
+    """CPU tensor ``t`` on ``device`` without blocking the host: to CUDA through page-locked memory (a copy from
+    pageable memory may wait for the stream's queued work, CUDA runtime API, "API synchronization behavior"; the
+    caching host allocator keeps the pinned buffer until the copy is done). ``t`` itself where it already is; from
+    a device, an ordinary (waiting) copy."""
+    if t.device.type != "cpu":
+        return t.to(device)
+    if device.type == "cuda" and not t.is_pinned():
+        t = t.pin_memory()
+    return t.to(device, non_blocking=True)
 
 
 @dataclass(frozen=True, eq=False)
@@ -286,9 +297,9 @@ class LangContext:
             host = HostIds(self.src.numpy().copy(), self.tgt.numpy().copy())
         out = replace(
             self,
-            src=self.src.to(dev, non_blocking=True),
-            tgt=self.tgt.to(dev, non_blocking=True),
-            padding=None if self.padding is None else self.padding.to(dev, non_blocking=True),
+            src=host_copy(self.src, dev),
+            tgt=host_copy(self.tgt, dev),
+            padding=None if self.padding is None else host_copy(self.padding, dev),
             host=host,
         )
         for name in ("uniform_src", "uniform_tgt"):

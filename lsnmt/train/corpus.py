@@ -167,8 +167,9 @@ def collate(dirs: list[Direction], rows: np.ndarray, vocab: Vocab) -> Sample:
         d = dirs[int(which[0])]
         langs = LangContext.single(d.src_lang, d.tgt_lang, len(rows))
     else:  # the languages known here, on the host, so that no method reads them from the device
-        langs = LangContext.from_ids([dirs[d].src_lang for d in rows[:, 0].tolist()],
-                                     [dirs[d].tgt_lang for d in rows[:, 0].tolist()])
+        src_of = np.array([d.src_lang for d in dirs], np.int64)  # per direction: one lookup per side, no per-row
+        tgt_of = np.array([d.tgt_lang for d in dirs], np.int64)  # Python
+        langs = LangContext.from_ids(src_of[rows[:, 0]], tgt_of[rows[:, 0]])
     return Sample(
         src_tokens=_pad(src, src_len, vocab.pad, None, vocab.eos),
         prev_output_tokens=_pad(tgt, tgt_len, vocab.pad, vocab.eos, None),

@@ -6,6 +6,7 @@ them, shared and per-target decoders, every inference route). Run with ``--devic
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -51,3 +52,25 @@ def test_decoding_steps_never_wait_for_the_gpu(system: tuple, decoder: str, devi
         decoding_steps(model, langs, batch.src_tokens, inputs)  # warm-up
         with sync_is_an_error():
             decoding_steps(model, langs, batch.src_tokens, inputs)
+
+
+def test_moving_a_mixed_batchs_languages_does_not_wait_for_queued_work(device: torch.device) -> None:
+    """Set-sync-debug mode does not see a copy from pageable memory, which may wait for the stream's queued work
+    (CUDA's "API synchronization behavior"): the languages of a mixed batch and their row groups are copied while
+    a long kernel still runs, in a fraction of its time."""
+    cycles = 2_000_000_000
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    torch.cuda._sleep(cycles)
+    torch.cuda.synchronize()
+    queued = time.perf_counter() - t0  # how long the kernel keeps the stream busy
+    batch = collated(MIXED)
+    torch.cuda._sleep(cycles)
+    t0 = time.perf_counter()
+    langs = batch.to(device).langs
+    order = langs.groups("tgt").order
+    moved = time.perf_counter() - t0
+    torch.cuda.synchronize()
+    assert moved < queued / 4, f"moving the languages took {moved:.3f} s behind a {queued:.3f} s kernel"
+    assert torch.equal(langs.tgt.cpu(), batch.langs.tgt)
+    assert torch.equal(order.cpu(), torch.from_numpy(batch.langs.groups("tgt").host_order))

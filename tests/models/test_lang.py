@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from models.lang import LangContext, group_rows
+from models.lang import LangContext, group_rows, host_copy
 from models.syncs import count_syncs
 
 
@@ -107,3 +107,10 @@ def test_validation() -> None:
         LangContext(torch.tensor([0, 1]), torch.tensor([1]))
     with pytest.raises(ValueError, match="host ids"):
         LangContext.from_ids([0, 1], [1, 0]).with_(src=torch.tensor([0]), tgt=torch.tensor([1]))
+
+
+def test_host_copy_keeps_what_is_already_there() -> None:
+    t = torch.arange(3)
+    assert host_copy(t, torch.device("cpu")) is t  # no copy, no pinning on a CPU run
+    meta = host_copy(t, torch.device("meta"))  # another device: an ordinary non-blocking copy, no pinning
+    assert meta.device.type == "meta" and meta.shape == t.shape and host_copy(meta, torch.device("meta")) is meta
