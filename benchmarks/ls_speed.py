@@ -54,7 +54,7 @@ from lsnmt.methods import resolve, routes, with_route
 from lsnmt.train.loss import default_criterion
 from models.build import build_transformer
 from models.lang import LangContext
-from models.ls import LS_KINDS
+from models.ls import criterion
 from models.ls.lsl import LSLConfig
 
 VOCAB, PAD, EOS, LANGS = 8000, 1, 2, 9
@@ -102,7 +102,7 @@ def build(kind: str | None, cfg: Any, arch: str, device: torch.device) -> tuple[
     torch.manual_seed(1)
     model = build_transformer(ModelConfig(arch=arch), vocab_size=VOCAB, num_languages=LANGS,
                               method=kind, method_cfg=cfg).to(device)
-    crit = (LS_KINDS[kind].criterion if kind else None) or default_criterion
+    crit = criterion(kind) or default_criterion
     return model, crit
 
 

@@ -311,10 +311,10 @@ class TrainConfig:
     """Clip the global gradient norm to this value (0: no clipping, fairseq's default)."""
     batching: Literal["direction", "mixed"] = "direction"
     """``direction``: every batch holds one direction (the papers' homogeneous batches); ``mixed``: any."""
-    batching_by_kind: dict[str, Literal["direction", "mixed"]] = field(default_factory=lambda: {"switch": "mixed"})
-    """Per-method-kind override of ``batching`` (:meth:`for_kind`). Default: Switch Transformer trains on
-    mixed-direction batches in every experiment (LMS-FD v1 Sec. 5, footnote 4: the one-direction batches "do not
-    apply to Switch Transformer"; v2 drops the footnote, v1 is followed)."""
+    batching_by_kind: dict[str, Literal["direction", "mixed"]] = field(default_factory=dict)
+    """Per-method-kind override (``naive`` for the plain model) of ``batching`` and of the kind's own batches
+    (``models.config.kinds.Kind.batching``: Switch Transformer trains on mixed-direction batches in every
+    experiment, LMS-FD v1 Sec. 5, footnote 4; applied by :func:`lsnmt.train.method.train_settings`)."""
     precision: Literal["fp32", "bf16", "fp16"] = "fp32"
     """Autocast dtype on GPU (CPU always runs fp32)."""
     compile: bool = False
@@ -361,11 +361,6 @@ class TrainConfig:
                              f"{self.keep_last} keeps fewer")
         if self.nodes > 1 and self.gpus_per_node < 1:
             raise FieldError("nodes", "several nodes need gpus_per_node >= 1")
-
-    def for_kind(self, kind: str | None) -> TrainConfig:
-        """These settings for a method of kind ``kind`` (``None``: naive): ``batching_by_kind`` applied."""
-        batching = self.batching_by_kind.get(kind or "naive", self.batching)
-        return self if batching == self.batching else replace(self, batching=batching)
 
     @property
     def world_size(self) -> int:
@@ -547,7 +542,7 @@ class Experiment:
     decode: DecodeConfig = field(default_factory=DecodeConfig)
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     method_cfg: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
-    """Language-specific methods of this experiment: ``{name: {kind: <models.ls.LS_KINDS key>, ...its
+    """Language-specific methods of this experiment: ``{name: {kind: <models.config.kinds.KINDS key>, ...its
     settings}}``, checked by ``Params.load`` and built by ``lsnmt.methods.resolve``; a name listed in the
     top-level ``methods`` is ``naive`` or a key here."""
     task_cfg: dict[SafeName, TaskConfig] = field(default_factory=dict)

@@ -23,9 +23,7 @@ import torch
 from lsnmt import launch
 from lsnmt.cli import run_method
 from lsnmt.data import layout
-from lsnmt.train.method import setup_method
-from lsnmt.train.pretrain import dense_pretrained
-from lsnmt.train.trainer import Interrupted, train
+from lsnmt.train.method import train_method
 
 log = logging.getLogger("stages.train")
 
@@ -48,17 +46,8 @@ def _relaunch(exp, argv: list[str]) -> None:
 def _train(exp, method: str, argv: list[str]) -> None:
     _relaunch(exp, argv)
     torch.set_num_threads(exp.train.cpu_threads)  # same weights whatever the core count (TrainConfig.cpu_threads)
-    m = setup_method(exp, method)
-    bin_dir, work_dir = layout.bin_dir(exp.name), Path("work") / exp.name / "ckpt" / method
-    factory = m.factory
-    try:
-        if getattr(m.cfg, "dense_steps", 0):
-            factory = dense_pretrained(m.exp, method, m.cfg, bin_dir, work_dir, factory)
-        train(m.exp, bin_dir, Path("results") / exp.name / "train" / method, work_dir, model_factory=factory,
-              criterion=m.criterion, method=m.record)
-    except Interrupted as exc:
-        log.warning("%s", exc)
-        raise SystemExit(128 + exc.signum) from None
+    train_method(exp, method, layout.bin_dir(exp.name), Path("results") / exp.name / "train" / method,
+                 Path("work") / exp.name / "ckpt" / method)  # a stop signal: lsnmt.cli.guarded's exit 128 + signal
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -90,12 +90,13 @@ def test_translate_plans_every_system_of_a_method_with_a_top_w_sweep() -> None:
     from lsnmt import methods
     from lsnmt.config import Params
     from lsnmt.graph.table import BY_NAME
+    from models.config import kinds
 
     loaded = Params.load(ROOT / "params.yaml")
     raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))["experiments"]
     translate, evaluate = BY_NAME["translate"], BY_NAME["evaluate"]
     swept = {(e, m) for e, exp in loaded.experiments.items() for m in loaded.jobs_of(e, "methods")
-             if methods.sweep_top_w(methods.resolve(exp, m)[1])}
+             if kinds.sweep(*methods.resolve(exp, m))}
     assert {("opus100_clm_enxx", "sclm"), ("opus100_clm_xxen", "sclm")} <= swept
     for e, m in swept:
         (out,) = (Path(o.path.format(exp=e, method=m)) for o in translate.outs)

@@ -1,8 +1,7 @@
 """Train one claim job with the real trainer, decode its systems, count its parameters (``lsnmt.claim``).
 
-Training is ``stages/train.py``'s: :func:`lsnmt.train.method.setup_method` (the kind's batching, the bound
-layout, the method's factory and criterion), dense pre-training for an LSL method with
-``dense_steps``, ``lsnmt.train.trainer.train``. Decoding is ``translate``'s loader (through each route of FD and
+Training is ``stages/train.py``'s: :func:`lsnmt.train.method.train_method` (the kind's batches, its factory and
+criterion, dense pre-training where the kind has it). Decoding is ``translate``'s loader (through each route of FD and
 LMS+FD: ``lsnmt.methods.systems``) and batched beam search on the test split; hypotheses and references are
 token ids written as words (``"17 23 9"``), the strings BLEU and exact match compare.
 
@@ -29,9 +28,7 @@ from lsnmt.config import ClaimConfig, Experiment
 from lsnmt.decode.translate import load_model, translate_direction
 from lsnmt.io import write_json
 from lsnmt.train.corpus import Vocab, load_split
-from lsnmt.train.method import setup_method
-from lsnmt.train.pretrain import dense_pretrained
-from lsnmt.train.trainer import train
+from lsnmt.train.method import train_method
 from lsnmt.typed import to_dict
 from models.build import build_transformer
 
@@ -46,14 +43,9 @@ def words(ids: list[int]) -> str:
 
 
 def train_job(exp: Experiment, method: str, bin_dir: Path, work: Path) -> Path:
-    """Train ``method`` of ``exp`` into ``work`` (checkpoints in ``work/ckpt``) as ``stages/train.py`` does
-    (:func:`lsnmt.train.method.setup_method`); return its ``model.pt``."""
-    ms = setup_method(exp, method)
-    factory = ms.factory
-    if getattr(ms.cfg, "dense_steps", 0):
-        factory = dense_pretrained(ms.exp, method, ms.cfg, bin_dir, work / "ckpt", factory)
-    train(ms.exp, bin_dir, work / "model", work / "ckpt", model_factory=factory, criterion=ms.criterion,
-          method=ms.record)
+    """Train ``method`` of ``exp`` into ``work`` (checkpoints in ``work/ckpt``) as the train stage does; return its
+    ``model.pt``."""
+    train_method(exp, method, bin_dir, work / "model", work / "ckpt")
     return work / "model" / "model.pt"
 
 

@@ -68,7 +68,7 @@ def load_model(exp: Experiment, method: str, model_path: Path, vocab: Vocab,
     state = ckpt.load(model_path, remedy=f"rerun the train stage of {method} (its checkpoints are in work/)")
     kind, cfg = resolve(exp, method)  # the method's config fixes its inference route (e.g. FD: shared)
     cfg = with_route(kind, bind(exp, method, kind, cfg, stored=state.get("config", {}).get("method")), route)
-    cfg = with_top_w(cfg, top_w)
+    cfg = with_top_w(kind, cfg, top_w)
     model = build_transformer(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
                               padding_idx=vocab.pad, method=kind, method_cfg=cfg)
     model.load_state_dict(state["model"])

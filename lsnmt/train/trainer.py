@@ -256,7 +256,7 @@ def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
           method: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Train ``exp`` on the shards in ``bin_dir``; resume from ``work_dir/last.pt`` when present.
 
-    ``criterion``: the method's training objective (``models.ls.LS_KINDS[kind].criterion``; ``None``:
+    ``criterion``: the method's training objective (``models.ls.criterion(kind)``; ``None``:
     label-smoothed cross entropy). With a custom criterion, several ranks all-reduce gradients explicitly
     instead of through DDP (a two-pass criterion runs two forwards per backward). ``method``: a JSON-able
     record of the method (``lsnmt.methods.record``), kept in the fingerprint and in ``model.pt``'s config.

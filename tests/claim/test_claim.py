@@ -122,13 +122,16 @@ def test_a_changed_job_retrains_only_itself_and_another_task_starts_afresh(tmp_p
 
 
 def test_each_kind_trains_with_its_batching(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """As stages/train.py: Switch trains on mixed batches whatever the claim's batching (TrainConfig.for_kind)."""
+    """As stages/train.py (both through lsnmt.train.method.train_method): Switch trains on mixed batches whatever
+    the claim's batching (its kind's own batches, lsnmt.methods.train_settings)."""
+    from lsnmt.train import method as train_method_module
+
     seen: dict[str, str] = {}
 
     def record(exp: Experiment, *args: Any, method: dict[str, Any] | None = None, **kwargs: Any) -> None:
         seen[method["kind"] if method else "naive"] = exp.train.batching
 
-    monkeypatch.setattr(measure, "train", record)
+    monkeypatch.setattr(train_method_module, "train", record)
     claim = build(ClaimConfig, {**TINY, "train": {**TINY["train"], "batching": "direction"}, "dense": {},
                                 "methods": {"switch": {"kind": "switch", "experts": 2}}}, "claim")
     exp = dataclasses.replace(_exp(TINY), method_cfg={"switch": dict(claim.methods["switch"])}, model=claim.model,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -123,9 +124,13 @@ def test_switch_trains_on_mixed_direction_batches_in_every_experiment() -> None:
     from pathlib import Path
 
     from lsnmt.config import Params
+    from lsnmt.methods import train_settings
 
     params = Params.load(Path(__file__).resolve().parents[2] / "params.yaml")
     for name, exp in params.experiments.items():
-        assert exp.train.for_kind("switch").batching == "mixed", name
-    assert params.get("opus100").train.for_kind("lms").batching == "direction"
-    assert params.get("opus100").train.for_kind(None).batching == "direction"
+        assert train_settings(exp.train, "switch").batching == "mixed", name
+    assert train_settings(params.get("opus100").train, "lms").batching == "direction"
+    assert train_settings(params.get("opus100").train, None).batching == "direction"
+    over = dataclasses.replace(params.get("opus100").train, batching_by_kind={"switch": "direction", "naive": "mixed"})
+    assert train_settings(over, "switch").batching == "direction"  # the experiment's override wins
+    assert train_settings(over, None).batching == "mixed"
