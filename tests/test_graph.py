@@ -30,6 +30,7 @@ def test_each_dvc_stage_tracks_exactly_its_keys() -> None:
     assert tracked["train@naive"] == {f"{exp}.{k}" for k in ("data", "model", "train", "method_cfg.naive")}
     assert tracked["translate@lms"] == {f"{exp}.{k}" for k in ("data", "model", "decode", "method_cfg.lms")}
     assert not any("method_cfg" in p or ".model" in p for p in tracked["download"])
+    assert f"{exp}.evaluate.metrics" in tracked["download"]  # it fetches the spBLEU model the metrics name
 
 
 def test_the_params_stage_tracks_the_counted_paper_configurations_only() -> None:

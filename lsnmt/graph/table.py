@@ -132,7 +132,8 @@ _XELM = "results/{exp}/xelm"
 
 STAGES: tuple[Stage, ...] = (
     Stage(name="download", log="logs/{exp}/download.log", deps=("embedded",), outs=_outs("data/{exp}/raw"),
-          params=("data", "download", "task_cfg"), local=True),
+          params=("data", "download", "task_cfg", "evaluate.metrics"), local=True,
+          note="evaluate.metrics: a FLORES-200 spBLEU metric makes download fetch sacreBLEU's SentencePiece model"),
     Stage(name="prepare", log="logs/{exp}/prepare.log", deps=("data/{exp}/raw",), outs=_outs("data/{exp}/prepared"),
           params=("data", "prepare")),
     Stage(name="sample", log="logs/{exp}/sample.log", deps=("data/{exp}/prepared", "data/{exp}/spm"),
