@@ -105,6 +105,7 @@ for _stage in STAGES:
             *[output(o) for o in _stage.outs],
         params:
             **tracked(_stage.name),
+            cmd=RULES.command(_stage),
         log:
             RULES.log(_stage),
         threads: RULES.threads(_stage)
@@ -114,4 +115,4 @@ for _stage in STAGES:
         conda:
             ENV
         shell:
-            RULES.shell(_stage)
+            "{params.cmd}"  # not an expression of _stage: the shell line is evaluated when the job runs

@@ -115,14 +115,12 @@ class Rules:
     def log(self, stage: Stage) -> str:
         return stage.log.replace("{exp}", self.selected) if fixed(stage) else stage.log
 
-    def shell(self, stage: Stage) -> str:
-        """The table's command with Snakemake's placeholders: ``{log}``, ``{wildcards.<w>}``."""
-        cmd = stage.cmd.replace(stage.log, "{log}")
-        if fixed(stage):
-            return cmd.replace("{exp}", self.selected)
-        for w in ("exp", stage.each):
-            cmd = cmd.replace(f"{{{w}}}", f"{{wildcards.{w}}}") if w else cmd
-        return cmd
+    def command(self, stage: Stage) -> Callable[[Any], str]:
+        """The table's command of a job (a params function of the wildcards). The rule's ``shell:`` is
+        ``{params.cmd}``: Snakemake evaluates a ``shell:`` expression when the job runs, after the Snakefile's loop
+        over the stages has moved on, so a rule made in a loop must not name the loop variable there."""
+        own = {"exp": self.selected} if fixed(stage) else {}
+        return lambda w: stage.cmd.format_map({**dict(w.items()), **own})
 
     def threads(self, stage: Stage) -> int | Callable[[Any], int]:
         if isinstance(stage.threads, int):
