@@ -5,8 +5,8 @@
 Resumable state lives in ``work/{exp}/ckpt/{method}`` (undeclared: the front ends delete declared
 outputs before a run); the finished model and its curve go to ``results/{exp}/train/{method}``.
 An LSL method with ``architecture: <search>`` (LSL-NAS) reads the layout the ``search`` stage selected
-(``results/{exp}/search``, a declared input of every train job); one with ``dense_steps`` first trains its
-dense model (LSL Sec. 3.3, ``lsnmt/train/pretrain.py``).
+(``results/{exp}/search``, an input of every train job of an experiment that defines a search); one with
+``dense_steps`` first trains its dense model (LSL Sec. 3.3, ``lsnmt/train/pretrain.py``).
 With ``train.gpus_per_node`` > 1 or ``train.nodes`` > 1 the command re-executes itself under
 ``torchrun`` (lsnmt.launch) and every rank runs this same command (DDP). SIGTERM or SIGUSR1 (preemption,
 the end of a SLURM time limit) saves a checkpoint and exits with 128 + the signal number; the next run resumes.
