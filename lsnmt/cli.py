@@ -14,21 +14,24 @@ import sys
 from pathlib import Path
 
 from lsnmt.config import Experiment, Params
+from lsnmt.console import console_handler, stage_clock
 from lsnmt.io import DataError, Interrupted
 from lsnmt.typed import ConfigError
 
 
 def setup_logging(log_file: str | None) -> None:
     """Log to stderr and ``log_file``. Under ``torchrun`` (``RANK`` set) only rank 0 writes the file, appending
-    after the launcher's line; the other ranks log to stderr with their rank in the prefix."""
+    after the launcher's line; the other ranks log to stderr with their rank in the prefix. The file gets every
+    line, stderr the console's (:mod:`lsnmt.console`: start, end, progress, each kind of warning once)."""
     rank = os.environ.get("RANK")
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    handlers: list[logging.Handler] = [console_handler(sys.stderr)]
     if log_file and rank in (None, "0"):
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(log_file, mode="w" if rank is None else "a", encoding="utf-8"))
     prefix = "" if rank is None else f"[rank {rank}] "
     logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
                         format=f"%(asctime)s %(levelname)s {prefix}%(name)s: %(message)s")
+    logging.captureWarnings(True)  # a library's warnings are counted and summarised like the stage's own
 
 
 def stage_args(name: str, argv: list[str] | None = None, **extra: str) -> tuple[argparse.Namespace, Experiment]:
@@ -49,11 +52,13 @@ def stage_args(name: str, argv: list[str] | None = None, **extra: str) -> tuple[
     return args, exp
 
 
-def guarded(name: str, call) -> None:
+def guarded(name: str, call, detail: str = "") -> None:
     """Run ``call()``; bad data or a diverged run is logged as one clear line and exits 1, a run stopped by
-    SIGTERM / SIGUSR1 (its state saved: ``lsnmt.train.loop``) exits ``128 + signal``."""
+    SIGTERM / SIGUSR1 (its state saved: ``lsnmt.train.loop``) exits ``128 + signal``. Its start and end (with
+    the wall time) are logged on the console (:func:`lsnmt.console.stage_clock`)."""
     try:
-        call()
+        with stage_clock(name, detail):
+            call()
     except (DataError, FloatingPointError) as exc:
         logging.getLogger(f"stages.{name}").error("%s", exc)
         raise SystemExit(1) from None
@@ -65,7 +70,7 @@ def guarded(name: str, call) -> None:
 def run(name: str, fn, argv: list[str] | None = None) -> None:
     """Run ``fn(exp)`` for a stage that depends only on the experiment."""
     _args, exp = stage_args(name, argv)
-    guarded(name, lambda: fn(exp))
+    guarded(name, lambda: fn(exp), exp.name)
 
 
 def run_method(name: str, fn, argv: list[str] | None = None) -> None:
@@ -76,7 +81,7 @@ def run_method(name: str, fn, argv: list[str] | None = None) -> None:
         logging.getLogger(f"stages.{name}").error("method %r is not among the methods of experiment %r in %s %s",
                                                   args.method, exp.name, args.params, list(methods))
         raise SystemExit(2)
-    guarded(name, lambda: fn(exp, args.method))
+    guarded(name, lambda: fn(exp, args.method), f"{exp.name}, {args.method}")
 
 
 def run_all_methods(name: str, fn, argv: list[str] | None = None) -> None:
@@ -84,7 +89,7 @@ def run_all_methods(name: str, fn, argv: list[str] | None = None) -> None:
     (:meth:`~lsnmt.config.Params.methods_of`)."""
     args, exp = stage_args(name, argv)
     methods = Params.load(args.params).methods_of(exp.name)
-    guarded(name, lambda: fn(exp, methods))
+    guarded(name, lambda: fn(exp, methods), exp.name)
 
 
 def run_tasks(name: str, fn, argv: list[str] | None = None) -> None:
@@ -93,7 +98,7 @@ def run_tasks(name: str, fn, argv: list[str] | None = None) -> None:
     args, exp = stage_args(name, argv)
     params = Params.load(args.params)
     tasks, methods = params.jobs_of(exp.name, "tasks"), params.jobs_of(exp.name, "task_methods")
-    guarded(name, lambda: fn(exp, tasks, methods))
+    guarded(name, lambda: fn(exp, tasks, methods), exp.name)
 
 
 def run_keyed(name: str, key: str, allowed: str, fn, argv: list[str] | None = None) -> None:
@@ -107,4 +112,4 @@ def run_keyed(name: str, key: str, allowed: str, fn, argv: list[str] | None = No
         logging.getLogger(f"stages.{name}").error("%s %r is not among the %s of experiment %r in %s %s", key, value,
                                                   allowed, exp.name, args.params, list(listed))
         raise SystemExit(2)
-    guarded(name, lambda: fn(exp, value))
+    guarded(name, lambda: fn(exp, value), f"{exp.name}, {value}")

@@ -1,9 +1,10 @@
 """Stage ``params``: the papers' #params columns, ours (counted from params.yaml) vs. theirs.
 
 Every row of ``reports/paper/counts.yaml`` names a printed #params cell and the params.yaml configuration that
-reproduces it; :mod:`lsnmt.paper_counts` builds each on the meta device, and this stage prints the table and
-writes ``reports/params.csv``. Rows whose experiment this params.yaml does not define (a trimmed one) are not
-counted: the log names each, and the CSV holds the rest.
+reproduces it; :mod:`lsnmt.paper_counts` builds each on the meta device, and this stage writes
+``reports/params.csv`` and the table to its log (the console shows it with ``--print`` or ``LSNMT_VERBOSE=1``).
+Rows whose experiment this params.yaml does not define (a trimmed one) are not counted: the log names each, and
+the CSV holds the rest.
 
     python -m stages.params
 """
@@ -16,6 +17,7 @@ import logging
 
 from lsnmt.cli import setup_logging
 from lsnmt.config import Params
+from lsnmt.console import stage_clock
 from lsnmt.io import atomic_write
 from lsnmt.paper_counts import COLUMNS, format_table, param_table
 
@@ -28,8 +30,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m stages.params")
     parser.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
     parser.add_argument("--log", default=None, help="also write the log to this file")
+    parser.add_argument("--print", action="store_true", help="print the table on stdout")
     args = parser.parse_args(argv)
     setup_logging(args.log)
+    with stage_clock("params"):
+        _count(args)
+
+
+def _count(args: argparse.Namespace) -> None:
     skipped: list[str] = []
     rows = param_table(Params.load(args.params), skipped=skipped)
     if skipped:
@@ -40,7 +48,10 @@ def main(argv: list[str] | None = None) -> None:
             args.params,
             "; ".join(skipped),
         )
-    print(format_table(rows))
+    table = format_table(rows)
+    log.info("the papers' parameter counts, ours beside theirs:\n%s", table)
+    if args.print:
+        print(table)
     with atomic_write(OUT) as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()

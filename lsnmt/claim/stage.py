@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from tqdm import tqdm
 
 from lsnmt import methods
 from lsnmt.claim import figure, measure, setup, stats, table
 from lsnmt.config import ClaimConfig, Experiment
 from lsnmt.io import atomic_dir, atomic_write, write_json
 from lsnmt.methods import NAIVE
+from lsnmt.progress import progress
 from lsnmt.train.corpus import Vocab
 from lsnmt.typed import to_dict
 from models.config.kinds import routes
@@ -83,7 +83,7 @@ def measure_claim(exp: Experiment, work: Path) -> dict[str, Any]:
     systems: dict[str, dict[str, Any]] = {}
     runs: dict[str, dict[int, dict[str, list[str]]]] = {}
     timing: dict[str, float] = {}
-    for job in tqdm(setup.jobs(cfg), desc="claim", unit="job"):
+    for job in progress(setup.jobs(cfg), "claim", unit="job"):
         start = time.perf_counter()
         jexp = setup.experiment(exp.name, cfg, job)
         log.info("claim: training %s (%d updates)", job.name, cfg.train.max_steps)

@@ -13,9 +13,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from tqdm import tqdm
-
 from lsnmt.io import atomic_write
+from lsnmt.progress import progress
 from lsnmt.report import paper as paper_tables
 from lsnmt.report import render, specs
 from lsnmt.report.figures import FigureOut
@@ -79,11 +78,11 @@ def report(results: Results, out: Path, paper_dir: Path | None = None) -> list[I
     items: list[Item] = []
     paper_dir = paper_dir or paper_tables.ROOT
     metas = paper_tables.index(paper_dir)
-    for meta in tqdm(metas, desc="tables", unit="table"):
+    for meta in progress(metas, "report tables", unit="table"):
         frame = paper_tables.load(meta.paper_id, meta.number, paper_dir)
         binding = specs.BINDINGS.get((meta.paper_id, Path(meta.file).stem))
         items.append(write_table(build(meta, frame, binding, results), out))
-    for draw in tqdm(specs.FIGURES, desc="figures", unit="figure"):
+    for draw in progress(specs.FIGURES, "report figures", unit="figure"):
         fig: FigureOut = draw(results, out / "figures", paper_dir)
         items.append(Item(fig.paper, fig.name, fig.status, tuple(str(Path(p)) for p in fig.files), fig.caption))
     for extra in specs.EXTRA:
