@@ -53,7 +53,9 @@ def index_md(items: list[Item], results: Results) -> str:
              "The same items on one page, tables and figures inline, after the run's own results with significance: "
              "[index.html](index.html).", "",
              "Status: **reproduced** (every compared cell within tolerance: 1 BLEU/chrF point, 5 points for "
-             "rates, 2% for parameter counts, 5% for perplexities), **differs**, or **not run**.", ""]
+             "rates, 2% for parameter counts, 5% for perplexities), **differs** (a score or count out of tolerance), "
+             "**params differ** (only parameter counts were compared, and one is out of tolerance), or "
+             "**not run**.", ""]
     counts: dict[str, int] = {}
     for it in items:
         counts[it.status] = counts.get(it.status, 0) + 1
@@ -91,5 +93,6 @@ def report(results: Results, out: Path, paper_dir: Path | None = None) -> list[I
         f.write(index_md(items, results))
     write_page(items, results, out, PAPERS)
     log.info("report: %d items (%s)", len(items),
-             ", ".join(f"{s}: {sum(it.status == s for it in items)}" for s in ("reproduced", "differs", "not run")))
+             ", ".join(f"{s}: {sum(it.status == s for it in items)}"
+                       for s in ("reproduced", "differs", "params differ", "not run")))
     return items
