@@ -59,8 +59,16 @@ class Progress:
     """Counts ``update(n)`` towards ``total`` (``None``: unknown); see the module docstring. ``enabled=False``
     (a non-main rank) shows nothing."""
 
-    def __init__(self, total: int | None, desc: str, unit: str = "it", initial: int = 0,
-                 logger: logging.Logger | None = None, enabled: bool = True, every: float | None = None) -> None:
+    def __init__(
+        self,
+        total: int | None,
+        desc: str,
+        unit: str = "it",
+        initial: int = 0,
+        logger: logging.Logger | None = None,
+        enabled: bool = True,
+        every: float | None = None,
+    ) -> None:
         self.total, self.desc, self.unit, self.n, self.start_n = total, desc, unit, initial, initial
         self.log = logger or log
         self.enabled = enabled
@@ -95,8 +103,15 @@ class Progress:
         elif self.enabled:
             took = _seconds(time.perf_counter() - self.start)
             total = f"/{self.total:,}" if self.total is not None else ""
-            self.log.info("%s: %s%s %s in %s", self.desc, f"{self.n:,}", total, self.unit, took,
-                          extra=CONSOLE if self.lines else None)
+            self.log.info(
+                "%s: %s%s %s in %s",
+                self.desc,
+                f"{self.n:,}",
+                total,
+                self.unit,
+                took,
+                extra=CONSOLE if self.lines else None,
+            )
         self.enabled = False
 
     def __enter__(self) -> Progress:
@@ -106,8 +121,9 @@ class Progress:
         self.close()
 
 
-def progress(items: Iterable[T], desc: str, total: int | None = None, unit: str = "it",
-             logger: logging.Logger | None = None) -> Iterator[T]:
+def progress(
+    items: Iterable[T], desc: str, total: int | None = None, unit: str = "it", logger: logging.Logger | None = None
+) -> Iterator[T]:
     """``items`` with a :class:`Progress` (``total`` defaults to ``len(items)`` where it has one)."""
     if total is None and hasattr(items, "__len__"):
         total = len(items)  # type: ignore[arg-type]

@@ -115,8 +115,14 @@ def test_a_stage_prints_start_and_end_and_logs_the_rest(tmp_path: Path) -> None:
         "cli.run('probe', lambda exp: logging.getLogger('lsnmt.x').info('detail'), sys.argv[1:])\n"
     )
     log = tmp_path / "probe.log"
-    out = subprocess.run([sys.executable, "-c", script, "--log", str(log)], cwd=ROOT, capture_output=True,
-                         text=True, check=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    out = subprocess.run(
+        [sys.executable, "-c", script, "--log", str(log)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+    )
     err = out.stderr.splitlines()
     assert len(err) == 2, out.stderr
     assert err[0].endswith("probe: start (default)") and re.search(r"probe: done in \d+ s$", err[1])

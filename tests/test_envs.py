@@ -190,5 +190,7 @@ def test_packaging_metadata_has_no_deprecated_license_table() -> None:
     form it asks for, and needs setuptools >= 77 to build."""
     data = _pyproject()
     assert isinstance(data["project"]["license"], str)
-    assert any(Requirement(r).name == "setuptools" and not Requirement(r).specifier.contains("76.9")
-               for r in data["build-system"]["requires"])
+    assert any(
+        Requirement(r).name == "setuptools" and not Requirement(r).specifier.contains("76.9")
+        for r in data["build-system"]["requires"]
+    )

@@ -144,4 +144,4 @@ def test_readme_gpu_hours_table_is_current() -> None:
 
     readme = (ROOT / "docs" / "experiments.md").read_text()
     block = readme.split("<!-- gpu-hours: python -m lsnmt.gpu_hours -->\n", 1)[1].split("\n<!-- /gpu-hours -->")[0]
-    assert block == table(PARAMS), "docs/experiments.md's GPU-hours table is stale: paste the output of python -m lsnmt.gpu_hours"
+    assert block == table(PARAMS), "docs/experiments.md's GPU-hours table is stale: paste python -m lsnmt.gpu_hours"

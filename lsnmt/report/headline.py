@@ -67,13 +67,18 @@ def run_info(logs: Path) -> dict[str, Any]:
 def scale_line(info: Mapping[str, Any], smoke: bool) -> str:
     """``Scale: CPU (machine), N stages in M min: smoke test ...``."""
     kind = "GPU" if "cuda" in info["devices"] else "CPU" if info["devices"] else "device unknown (no training log)"
-    took = (f"{info['stages']} stages, {info['seconds'] / 60:.1f} minutes of stage time"
-            if info["stages"] else "stage times not logged")
+    took = (
+        f"{info['stages']} stages, {info['seconds'] / 60:.1f} minutes of stage time"
+        if info["stages"]
+        else "stage times not logged"
+    )
     text = f"<b>Scale: {kind}</b> ({html.escape(machine())}), {took}."
     if smoke:
-        text += (" <b>Smoke test</b>: every translation system's output is degenerate (below 1 BLEU or near-empty), "
-                 "so its scores show a working pipeline, not translation quality (that needs the GPU scale, "
-                 "<code>SCALE=gpu ./run.sh</code>); the answer at this scale is the small-scale claim below.")
+        text += (
+            " <b>Smoke test</b>: every translation system's output is degenerate (below 1 BLEU or near-empty), "
+            "so its scores show a working pipeline, not translation quality (that needs the GPU scale, "
+            "<code>SCALE=gpu ./run.sh</code>); the answer at this scale is the small-scale claim below."
+        )
     return f'<p class="scale">{text}</p>'
 
 
@@ -121,9 +126,19 @@ def translation_html(summary: Mapping[str, Any]) -> tuple[str, bool]:
     for one in sets:
         metric = one["metrics"][0]
         smoke &= set(one["methods"]) <= set(one.get("degenerate", {}).get("systems", {}))
-        parts += [f"<h3>Translation: {html.escape(str(one.get('label') or one.get('test_set', 'test')))}</h3>",
-                  _table(["system", f"{metric} (average, all directions)", "Δ vs naive",
-                          "directions better / worse / n.s. / untested", "verdict"], translation_rows(one))]
+        parts += [
+            f"<h3>Translation: {html.escape(str(one.get('label') or one.get('test_set', 'test')))}</h3>",
+            _table(
+                [
+                    "system",
+                    f"{metric} (average, all directions)",
+                    "Δ vs naive",
+                    "directions better / worse / n.s. / untested",
+                    "verdict",
+                ],
+                translation_rows(one),
+            ),
+        ]
     return "\n".join(parts), smoke
 
 
@@ -134,18 +149,20 @@ def claim_html(summary: Mapping[str, Any] | None, name: str) -> str:
     if summary.get("status") != "measured":
         return f"<p>The small-scale claim: not measured ({html.escape(str(summary.get('reason', '')))}).</p>"
     rows = [[r[0], r[4], r[6], r[9]] for r in claim_rows(summary)]
+    full = anchor("ours", "Small-scale claim: " + name)
     items = "".join(
         f"<li><b>{html.escape(o['claim'])}</b>: {html.escape(o['status'])} ({html.escape(o['because'])}); "
         f"source: {html.escape(SOURCES.get(o['claim'], 'not recorded'))}</li>"
         for o in summary["orderings"]
     )
-    return "\n".join([
-        "<h3>The claim at small scale: language-specific capacity against naive (ours only)</h3>",
-        _table(["system", "BLEU [95% CI]", "Δ BLEU vs naive [95% CI]", "verdict"], rows),
-        f"<ul>{items}</ul>",
-        f'<p class="files">Task, model, budget and sources: <a href="#{anchor("ours", "Small-scale claim: " + name)}">'
-        "the claim's full table</a> below.</p>",
-    ])
+    return "\n".join(
+        [
+            "<h3>The claim at small scale: language-specific capacity against naive (ours only)</h3>",
+            _table(["system", "BLEU [95% CI]", "Δ BLEU vs naive [95% CI]", "verdict"], rows),
+            f"<ul>{items}</ul>",
+            f'<p class="files">Task, model, budget and sources: <a href="#{full}">the full claim table</a> below.</p>',
+        ]
+    )
 
 
 def headline_html(results: Results, logs: Path = Path("logs")) -> str:
@@ -156,9 +173,11 @@ def headline_html(results: Results, logs: Path = Path("logs")) -> str:
     claim_path = results.results_dir / exp.name / "claim" / "summary.json"
     claim = json.loads(claim_path.read_text(encoding="utf-8")) if claim_path.is_file() else None
     translation, smoke = translation_html(summary) if summary else ("<p>Translation: not run.</p>", False)
-    return "\n".join([
-        f'<h2 id="answer">The answer: <code>{html.escape(exp.name)}</code></h2>',
-        scale_line(run_info(logs / exp.name), smoke),
-        claim_html(claim, exp.name) if smoke else translation,
-        translation if smoke else claim_html(claim, exp.name),
-    ])
+    return "\n".join(
+        [
+            f'<h2 id="answer">The answer: <code>{html.escape(exp.name)}</code></h2>',
+            scale_line(run_info(logs / exp.name), smoke),
+            claim_html(claim, exp.name) if smoke else translation,
+            translation if smoke else claim_html(claim, exp.name),
+        ]
+    )

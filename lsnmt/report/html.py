@@ -181,8 +181,9 @@ def page(items: list[Item], results: Results, out: Path, papers: dict[str, str],
     )
 
 
-def write_page(items: list[Item], results: Results, out: Path, papers: dict[str, str],
-               logs: Path = Path("logs")) -> Path:
+def write_page(
+    items: list[Item], results: Results, out: Path, papers: dict[str, str], logs: Path = Path("logs")
+) -> Path:
     """Write ``out/index.html`` atomically; return its path."""
     path = out / "index.html"
     with atomic_write(path) as fh:

@@ -21,15 +21,27 @@ class _Sized(Protocol):
     def __len__(self) -> int: ...
 
 
-def start_line(name: str, model: nn.Module, dirs: Sequence[_Sized], *, max_steps: int, max_tokens: int,
-               update_freq: int, device: torch.device, world_size: int = 1, step: int = 0) -> str:
+def start_line(
+    name: str,
+    model: nn.Module,
+    dirs: Sequence[_Sized],
+    *,
+    max_steps: int,
+    max_tokens: int,
+    update_freq: int,
+    device: torch.device,
+    world_size: int = 1,
+    step: int = 0,
+) -> str:
     """The line (see the module docstring); ``step > 0``: resumed there."""
     total = sum(p.numel() for p in model.parameters())
     trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
     resumed = f", resuming at update {step:,}" if step else ""
-    return (f"{name}: {total:,} parameters ({trained:,} trained), {len(dirs)} directions, "
-            f"{sum(len(d) for d in dirs):,} pairs, {max_steps:,} updates of {max_tokens:,} tokens x {update_freq}"
-            f"{resumed}, device {device}, {torch.get_num_threads()} threads, {world_size} rank(s)")
+    return (
+        f"{name}: {total:,} parameters ({trained:,} trained), {len(dirs)} directions, "
+        f"{sum(len(d) for d in dirs):,} pairs, {max_steps:,} updates of {max_tokens:,} tokens x {update_freq}"
+        f"{resumed}, device {device}, {torch.get_num_threads()} threads, {world_size} rank(s)"
+    )
 
 
 def announce(log: logging.Logger, line: str) -> None:

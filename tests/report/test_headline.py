@@ -28,9 +28,12 @@ def _logs(root: Path) -> Path:
         "2026-01-01 00:00:00,000 INFO stages.train: train: start (default, naive)\n"
         "2026-01-01 00:00:01,000 INFO lsnmt.train.trainer: train: 1,000 parameters (1,000 trained), 8 directions, "
         "10 pairs, 200 updates of 2,048 tokens x 1, device cpu, 2 threads, 1 rank(s)\n"
-        "2026-01-01 00:01:00,000 INFO stages.train: train: done in 60 s\n", encoding="utf-8")
+        "2026-01-01 00:01:00,000 INFO stages.train: train: done in 60 s\n",
+        encoding="utf-8",
+    )
     (logs / "default" / "evaluate.log").write_text(
-        "2026-01-01 00:02:00,000 INFO stages.evaluate: evaluate: done in 120 s\n", encoding="utf-8")
+        "2026-01-01 00:02:00,000 INFO stages.evaluate: evaluate: done in 120 s\n", encoding="utf-8"
+    )
     return logs
 
 
@@ -40,11 +43,11 @@ def site(tmp_path: Path) -> tuple[Results, Path, Path]:
     exp = params.get("default")
     methods = list(params.methods_of("default"))
     degenerate = {"systems": {m: "below 1.0 BLEU" for m in methods}}
-    write_evaluate(tmp_path / "results", exp, methods, lambda m, s, t: 0.2 + methods.index(m) / 10,
-                   degenerate=degenerate)
+    write_evaluate(
+        tmp_path / "results", exp, methods, lambda m, s, t: 0.2 + methods.index(m) / 10, degenerate=degenerate
+    )
     write_json(tmp_path / "results" / "default" / "claim" / "summary.json", claim_summary())
-    return Results(params, tmp_path / "results", ROOT / "reports" / "params.csv"), tmp_path / "reports", \
-        _logs(tmp_path)
+    return Results(params, tmp_path / "results", ROOT / "reports" / "params.csv"), tmp_path / "reports", _logs(tmp_path)
 
 
 def test_run_info_reads_the_device_and_the_stage_times(tmp_path: Path) -> None:
@@ -69,7 +72,7 @@ def test_the_answer_names_the_scale_and_puts_the_claim_first_on_a_smoke_test(sit
 def test_the_page_opens_with_the_answer(site) -> None:
     results, out, logs = site
     page = write_page([], results, out, PAPERS, logs).read_text(encoding="utf-8")
-    body = page[page.index("<body>"):]
+    body = page[page.index("<body>") :]
     first = body.index('id="answer"')
     assert first < body.index('id="results"') and first < 200  # right after the page's title
     assert body.index("Scale: CPU") < body.index("<table")

@@ -174,9 +174,17 @@ def test_first_screen_screenshot_shows_the_answer(site: Path, tmp_path: Path) ->
     """A 1200 x 900 screenshot of the page (kept in the test's folder to look at) is drawn, and it is not blank:
     the answer's table and text put many distinct colours on the first screen."""
     shot = tmp_path / "first-screen.png"
-    cmd = [str(BROWSER), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-           f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,900", f"--screenshot={shot}",
-           (site / "reports" / "index.html").as_uri()]
+    cmd = [
+        str(BROWSER),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1200,900",
+        f"--screenshot={shot}",
+        (site / "reports" / "index.html").as_uri(),
+    ]
     subprocess.run(cmd, capture_output=True, text=True, timeout=150)
     assert shot.is_file() and shot.stat().st_size > 10_000, "no screenshot"
     pixels = imread(str(shot))
