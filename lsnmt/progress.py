@@ -6,7 +6,9 @@ one both report about equally often. Off a terminal (DVC, Snakemake, SLURM, a re
 carriage-return bar is written, so log files hold whole lines only.
 
 * :class:`Progress` ``(total, desc)``: ``update(n)``, ``close()``; a line ``desc: 120/200 update (60%), 2.1
-  update/s, about 38 s left`` every ``interval`` seconds on the console (``extra=CONSOLE``, :mod:`lsnmt.console`)
+  update/s, about 38 s left`` every ``interval`` seconds on the console (``extra=CONSOLE``, :mod:`lsnmt.console`),
+  and at most :data:`LINES` per loop of known length (a line also waits for ``1 / LINES`` of the total: on a
+  loaded machine, where one update can take longer than the interval, a loop still writes a bounded log)
   and a closing line ``desc: 200/200 update in 95 s`` (to the log file only when no interval line was written:
   a short loop stays off the console).
 * :func:`progress` ``(iterable, desc)``: the same around an iterable.
@@ -28,6 +30,8 @@ from tqdm import tqdm
 from lsnmt.console import CONSOLE
 
 T = TypeVar("T")
+LINES = 20
+"""At most this many interval lines per loop of known length."""
 INTERVAL = 30.0
 """Seconds between two progress lines off a terminal (``LSNMT_PROGRESS_SECONDS``)."""
 log = logging.getLogger("lsnmt.progress")
@@ -75,16 +79,21 @@ class Progress:
         self.every = interval() if every is None else every
         self.bar = tqdm(total=total, initial=initial, desc=desc, unit=unit) if enabled and on_terminal() else None
         self.start = self.last = time.perf_counter()
+        self.last_n = initial
         self.lines = 0
 
     def update(self, n: int = 1) -> None:
         self.n += n
         if self.bar is not None:
             self.bar.update(n)
-        elif self.enabled and time.perf_counter() - self.last >= self.every:
-            self.last = time.perf_counter()
+        elif self.enabled and time.perf_counter() - self.last >= self.every and self._far_enough():
+            self.last, self.last_n = time.perf_counter(), self.n
             self.lines += 1
             self.log.info("%s", self.line(), extra=CONSOLE)
+
+    def _far_enough(self) -> bool:
+        """``1 / LINES`` of a known total done since the last line (always, for an unknown total)."""
+        return self.total is None or (self.n - self.last_n) * LINES >= self.total
 
     def line(self) -> str:
         """``desc: n/total unit (p%), r unit/s, about t left``."""

@@ -71,7 +71,7 @@ def test_stage_clock_says_failed(console: io.StringIO) -> None:
 
 def test_progress_off_a_terminal_logs_lines_at_the_interval(console: io.StringIO, monkeypatch) -> None:
     monkeypatch.setenv("LSNMT_PROGRESS", "log")
-    with Progress(4, "train", "update", every=0.0) as bar:  # every update past the interval
+    with Progress(4, "train", "update", every=0.0) as bar:  # every update past the interval and 1/20 of the total
         for _ in range(4):
             bar.update()
     text = console.getvalue()
@@ -79,6 +79,16 @@ def test_progress_off_a_terminal_logs_lines_at_the_interval(console: io.StringIO
     lines = text.splitlines()
     assert lines[0].startswith("train: 1/4 update (25%), ") and "left" in lines[0]
     assert re.fullmatch(r"train: 4/4 update in \d+ s", lines[-1]) and len(lines) == 5
+
+
+def test_a_slow_loop_writes_at_most_lines_per_loop(console: io.StringIO, monkeypatch) -> None:
+    """Every update slower than the interval (a loaded machine): one line per 1/20 of the loop, not per update."""
+    monkeypatch.setenv("LSNMT_PROGRESS", "log")
+    with Progress(200, "train", "update", every=0.0) as bar:
+        for _ in range(200):
+            bar.update()
+    lines = console.getvalue().splitlines()
+    assert len(lines) == 20 + 1 and lines[0].startswith("train: 10/200 update (5%)")
 
 
 def test_a_short_loop_stays_off_the_console(console: io.StringIO, monkeypatch) -> None:
