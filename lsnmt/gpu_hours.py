@@ -1,4 +1,4 @@
-"""Rough GPU-hours of training the params.yaml experiments (the README's table of experiments).
+"""Rough GPU-hours of training the params.yaml experiments (the table of docs/experiments.md).
 
     python -m lsnmt.gpu_hours [--tflops 30]      # prints the Markdown table
 
@@ -123,7 +123,7 @@ def xelm_gpu_hours(tflops: float = TFLOPS) -> float:
 
 
 def table(params: Params, tflops: float = TFLOPS) -> str:
-    """The README's Markdown table: paper, experiment, methods, GPUs per training job, GPU-hours."""
+    """docs/experiments.md's Markdown table: paper, experiment, methods, GPUs per training job, GPU-hours."""
     rows = ["| paper | experiment | methods | GPUs per job | GPU-hours (est.) |", "| --- | --- | --- | --- | --- |"]
     for paper, names in params.papers.items():
         for name in names:

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from tqdm import tqdm
 
 from lsnmt import methods
 from lsnmt.claim import claims, figure, measure, setup, stats, table
 from lsnmt.config import ClaimConfig, Experiment
 from lsnmt.io import atomic_dir, atomic_write, write_json
 from lsnmt.methods import NAIVE
+from lsnmt.progress import progress
 from lsnmt.typed import to_dict
 from models.config.kinds import routes
 
@@ -82,7 +82,7 @@ def measure_claim(exp: Experiment, work: Path) -> dict[str, Any]:
     systems: dict[str, dict[str, Any]] = {}
     runs: dict[str, dict[int, dict[str, list[str]]]] = {}
     curves, timing = {}, {}
-    for job in tqdm(setup.jobs(cfg), desc="claim", unit="job", disable=None):
+    for job in progress(setup.jobs(cfg), "claim", unit="job"):
         jexp = setup.experiment(exp.name, cfg, job)
         result = measure.run_job(cfg, jexp, job, bin_dir, work / job.name)
         refs = refs or measure.references(jexp, bin_dir)
