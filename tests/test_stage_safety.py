@@ -149,7 +149,8 @@ def test_sigterm_outside_the_updates_exits_143_with_one_line(tmp_path: Path, uni
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, (proc.returncode, err)
-    (line,) = err.strip().splitlines()
+    start, end, line = err.strip().splitlines()  # the console's start and end lines, then the one stop line
+    assert start.endswith("task_train: start (tinytasks)") and "task_train: failed after" in end
     assert line.endswith("WARNING stages.task_train: stopped by SIGTERM outside the updates (set-up, evaluation or "
                          "between units); nothing half-written is kept, the next run resumes from the last checkpoint")
 
