@@ -13,7 +13,9 @@ import torch
 
 from lsnmt.data.fetch import file_digests
 from lsnmt.train import checkpoint as ckpt
+from lsnmt.train.dist import Dist
 from lsnmt.train.loop import Interrupted
+from lsnmt.train.update import Updater
 from lsnmt.xelm import jobs, layout
 from lsnmt.xelm import trainer as lm_trainer
 from lsnmt.xelm.lmdata import load_meta
@@ -174,12 +176,14 @@ def test_an_fp16_overflow_skips_the_update() -> None:
     job = lm_trainer.LMJob(name="t", train=cfg, batch_tokens=16, selection=None)  # type: ignore[arg-type]
     opt = torch.optim.AdamW(model.parameters(), lr=0.1)
     scaler = torch.amp.GradScaler("cpu", init_scale=cfg.fp16_init_scale)  # enabled: the GPU's path on a CPU
+    t = Updater(model=model, net=model, optimizer=opt, scaler=scaler, dist=Dist(0, 1, torch.device("cpu"), False),
+                ddp=None, precision="fp16", clip_norm=cfg.clip_norm)
     before = [p.detach().clone() for p in model.parameters()]
     blocks = torch.randint(1, 11, (2, 9))
     hook = model[1].weight.register_hook(lambda g: g * math.inf)
-    _, ntok, _, skipped = lm_trainer._update(model, opt, scaler, blocks, job, 0, 0, torch.device("cpu"))
-    assert skipped and ntok == 16 and scaler.get_scale() == pytest.approx(64.0)
+    done = lm_trainer._update(t, blocks, job, 0, 0, 16)
+    assert done.skipped and done.ntokens == 16 and scaler.get_scale() == pytest.approx(64.0)
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
     hook.remove()
-    _, _, _, skipped = lm_trainer._update(model, opt, scaler, blocks, job, 0, 1, torch.device("cpu"))
-    assert not skipped and any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+    done = lm_trainer._update(t, blocks, job, 0, 1, 16)
+    assert not done.skipped and any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
