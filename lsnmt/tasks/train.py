@@ -8,13 +8,16 @@ predicts every test language through every route the method has (naive: ``none``
 configured route first, then the other: Share and LS come from the same trained model, Sec. 5).
 
 Resumable: a unit's state lives in ``work/{exp}/tasks/{task}/{method}/seed{n}`` (``last.pt`` after each
-epoch, ``best.pt``, ``result.json`` when done; a changed config or changed data wipes it). The stage
-output ``results/{exp}/tasks/{task}/{method}/seed{n}/`` (``predictions.json``, ``curve.tsv``) is assembled
-from finished units and swapped in atomically; fine-tuned weights stay in ``work/`` (1.1 GB each at paper
-scale). CPU runs are deterministic. The updates run on :func:`lsnmt.train.loop.run_updates` (one update per
-batch, ``last.pt`` at each epoch's end): SIGTERM / SIGUSR1 saves ``last.pt`` after the batch in progress, with the
-epoch's running loss, and raises :class:`~lsnmt.train.loop.Interrupted`; the rerun resumes inside the epoch, bit
-for bit on CPU.
+epoch, ``best.pt``, ``result.json`` when done; a changed config or changed data moves it aside to
+``seed{n}.stale``, as the translation trainer does). The stage output
+``results/{exp}/tasks/{task}/{method}/seed{n}/`` (``predictions.json``, ``curve.tsv``) is assembled from finished
+units and swapped in atomically; fine-tuned weights stay in ``work/`` (1.1 GB each at paper scale). CPU runs are
+deterministic. Each batch is one update of the project's one update step (:func:`lsnmt.train.update.update`:
+clipping, AMP, the optimizer step), its loss left on the device; the updates run on
+:func:`lsnmt.train.loop.run_updates` (the epoch's end is its validation hook, after the NaN guard has read the
+epoch's losses; ``last.pt`` at each epoch's end): SIGTERM / SIGUSR1 saves ``last.pt`` after the batch in
+progress, with the epoch's running loss, and raises :class:`~lsnmt.train.loop.Interrupted`; the rerun resumes
+inside the epoch, bit for bit on CPU. One process only (no DDP): a unit's batch is one language's examples.
 """
 
 from __future__ import annotations

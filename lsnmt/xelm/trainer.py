@@ -5,13 +5,21 @@ micro-batches of ``max_tokens`` (gradient accumulation), and minimises the mean 
 (no label smoothing, as XGLM). AdamW (:func:`lsnmt.train.optim.build_optimizer`; x-elm's released settings,
 :class:`~lsnmt.xelm.config.LMTrainConfig`), with ``fp16`` on a GPU a dynamic loss scale (an overflowing update is
 skipped and not counted), the global gradient norm clipped to ``clip_norm``, and update ``n + 1`` runs at ``lr(n)``
-of the job's schedule
-(:func:`lsnmt.train.optim.linear_decay` or ``inverse_sqrt``). Dropout is re-seeded from ``(seed, n)`` before
-update ``n + 1``, so a run resumed from ``work_dir/last.pt`` (written every ``save_every`` updates, with the
-optimizer, the stream cursor and the RNG states) gives bit-identical weights on CPU. The updates run on
-:func:`lsnmt.train.loop.run_updates`: SIGTERM / SIGUSR1 saves ``last.pt`` after the update in progress and raises
-:class:`~lsnmt.train.loop.Interrupted`. A work dir whose
-fingerprint (model, training settings, data selection, the weights branched from) differs is moved aside.
+of the job's schedule (:func:`lsnmt.train.optim.linear_decay` or ``inverse_sqrt``): the project's one update,
+:func:`lsnmt.train.update.update`, given the micro-batches' summed nll over the update's tokens. Dropout is
+re-seeded from ``(seed, n)`` before update ``n + 1``, so a run resumed from ``work_dir/last.pt`` (written every
+``save_every`` updates, with the optimizer, the stream cursor and the RNG states) gives bit-identical weights on
+CPU. The updates run on :func:`lsnmt.train.loop.run_updates`: the update's nll and gradient norm stay on the
+device until the loop's next check, whose NaN guard stops the job before any checkpoint of a non-finite update;
+SIGTERM / SIGUSR1 saves ``last.pt`` after the update in progress and raises :class:`~lsnmt.train.loop.Interrupted`.
+A work dir whose fingerprint (model, training settings, data selection, the weights branched from) differs is
+moved aside.
+
+**Several ranks** (``torchrun``, :class:`lsnmt.train.dist.Dist`: NCCL on GPUs, gloo on CPUs): every rank reads the
+same stream and trains a contiguous share of each update's blocks (:func:`rank_rows`; the blocks per update must
+divide by the ranks) through DDP, each rank's nll divided by ``N / W`` (``N`` the update's predicted tokens, ``W``
+the ranks), so that DDP's average is the token mean; rank 0 alone writes files. Each rank draws its own dropout
+masks, ``(seed, n, rank)``: with dropout, weights depend on the number of ranks (which enters the fingerprint).
 
 Writes ``out_dir/model.pt`` (``{"model", "config", "step"}``), ``curve.tsv`` and ``data.json`` (documents
 and tokens per language of the selection, tokens seen) atomically.
