@@ -150,9 +150,12 @@ def _prepare_work(unit: Unit, config: dict[str, Any]) -> dict[str, Any]:
     """The translation trainer's policy (:func:`lsnmt.train.trainer.prepare_work_dir`): a work dir of another
     config or other data is moved aside to ``{work}.stale``, not deleted (a mistaken edit of params.yaml costs a
     rename, not the unit's training); returns ``config`` with its fingerprint."""
-    config = {**config, "fingerprint": hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()}
-    prepare_work_dir(unit.work, config)
-    return config
+    recorded = unit.work / "config.json"
+    stamped = {**config, "fingerprint": hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()}
+    if recorded.is_file() and json.loads(recorded.read_text(encoding="utf-8")) == config:
+        write_json(recorded, stamped)  # the same unit, recorded before work dirs carried a fingerprint: kept
+    prepare_work_dir(unit.work, stamped)
+    return stamped
 
 
 def run_unit(unit: Unit, prepared: Prepared, device: torch.device) -> dict[str, Any]:

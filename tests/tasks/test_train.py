@@ -143,6 +143,17 @@ def test_changed_config_restarts_the_unit(tmp_path: Path) -> None:
     assert json.loads((stale / "result.json").read_text()) == first
 
 
+def test_a_unit_recorded_without_a_fingerprint_is_reused(tmp_path: Path) -> None:
+    """A work dir written before work dirs carried a fingerprint (config.json = the unit's config) is the same unit:
+    its result is reused, not moved aside."""
+    task, prepared = _ner(tmp_path, epochs=1)
+    unit = Unit("wikiann", task, "naive", None, None, 1, tmp_path / "w")
+    first = run_unit(unit, prepared, CPU)
+    (unit.work / "config.json").write_text(json.dumps(unit.config(prepared)), encoding="utf-8")
+    (unit.work / "result.json").write_text(json.dumps({**first, "marker": 1}), encoding="utf-8")
+    assert run_unit(unit, prepared, CPU)["marker"] == 1 and not (tmp_path / "w.stale").exists()
+
+
 def test_a_non_finite_loss_stops_the_unit_before_any_checkpoint_of_it(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """A NaN loss in the third batch of epoch 1: the loop's guard raises at the epoch's check, before the epoch's
