@@ -37,8 +37,8 @@ class PrefixCache:
         if self.prefix is not None:
             self.prefix = self.prefix.index_select(0, order)
 
-    def select_(self, rows: torch.Tensor, sentences: torch.Tensor) -> None:
-        del sentences  # the encoder output is the search's, selected by it
+    def select_(self, rows: torch.Tensor, sentences: torch.Tensor, langs: object = None) -> None:
+        del sentences, langs  # the encoder output is the search's, selected by it
         self.reorder_(rows)
 
 

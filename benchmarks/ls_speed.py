@@ -1,24 +1,34 @@
 # ruff: noqa: E402  (imports follow the sys.path set-up)
-"""Training-step time of the LMS-FD paper's methods (and CLM at its paper's k) relative to naive, and Share-route
-decoding speed (not a test).
+"""Training-update time of every language-specific method relative to naive's, against the targets of the issue
+"Language-specific methods at the GPU's speed", and beam-5 decoding speed of every route (not a test).
 
-    .venv/bin/python benchmarks/ls_speed.py [--steps 3] [--rounds 5] [--tokens 1024] [--clock wall] [--device cpu]
+    .venv/bin/python benchmarks/ls_speed.py [--arch transformer_small] [--tokens 1024] [--batching mixed]
+        [--steps 3] [--rounds 5] [--only lsl --only switch] [--clock wall] [--threads 2] [--device cpu]
+        [--precision bf16] [--profile sclm-k194]
 
-All models are ``transformer_small`` (512/1024, 4 heads, 6+6, the IWSLT'14 model)
-with 9 languages and an 8K vocabulary, built with the IWSLT'14 method settings of
-params.yaml (LMS d=32, Switch 16 experts every two layers, CLSR p=0.3), and CLM with
-the k of its paper's Table 9 (sCLM k=194, mCLM k=134; in every sublayer, P per layer). A training
-step is the method's criterion (two passes for FD and LMS+FD), backward and an
-AdamW step on one one-direction batch of about ``--tokens`` target tokens; rounds
-alternate between the methods so that a change of machine load hits all of them.
-Reported per method: the median over rounds of the round's ``t_method / t_naive`` and its range.
-Decoding: greedy incremental decoding of a fixed number of steps (no early stop:
-random weights) through the inference route, target tokens per second.
-``--clock cpu`` times the process's CPU time instead of wall-clock time (steadier on a shared machine).
-CLM at its paper's k is costly by its maths (Eq. 2: ``k`` maps of ``d x d`` per token in each of 30 modules): on
-2 CPU threads about 50x (sCLM, k=194) and 35x (mCLM, k=134) the naive step, so the default rounds take about half
-an hour; ``--only`` picks methods. CLM's memory stays bounded by recomputing its products in the backward
-(``recompute``, ``models/config/clm.py``): 7 GB peak for both, where keeping them ran out of 24 GB.
+The issue's setting, on a GPU: ``--arch transformer_big --tokens 4096 --precision bf16``.
+
+Methods, with the settings of params.yaml (read from it, so the benchmark follows the experiments): LMS (d=64,
+pair-wise), LMS+FD (d=64, two passes), Switch (16 experts every 2nd layer) and CLSR (self + ffn, p=0.3) of
+``experiments.opus100.method_cfg``; FD of ``experiments.iwslt14`` (OPUS-100 has none); LSL with a source-indexed
+layer 1 and a target-indexed layer 2 (the layout the default_gpu search selects); sCLM (k=194) and mCLM (k=134) of
+``experiments.opus100_clm_enxx``. All on ``--arch`` (default ``transformer_small``, 512/1024, 6+6: the paper's
+``transformer_big`` at 4,096 tokens takes minutes per update on a CPU) with 9 languages and an 8K vocabulary.
+
+One training update is the method's criterion (two passes for FD and LMS+FD), its auxiliary loss, the backward
+and an AdamW step, on one batch of about ``--tokens`` target tokens: ``--batching mixed`` (default; default_gpu's
+batching, and Switch's in every experiment) spreads the rows over the 16 English-centric directions of the 9
+languages, ``direction`` gives every row one direction. Rounds alternate between the methods so that a change of
+machine load hits all of them; printed per method: the median over rounds of the round's ``t_method / t_naive``
+and its range, beside the issue's target (a GPU figure: H100/H200, ``transformer_big`` bf16, 4,096 tokens; on a
+CPU the ratios show the compute, not the host-device synchronisations a GPU waits on).
+
+Decoding (``--decode-sentences`` > 0): beam 5 through ``lsnmt.decode.beam_search`` (what ``translate`` runs) of
+each route of each method (FD and LMS+FD: both), EOS banned until ``--decode-steps`` tokens and forced there so
+that every model decodes the same tokens; target tokens per second, median over rounds, and the ratio to naive.
+``--profile NAME`` prints where one update of NAME spends its time (torch.profiler, self time per op) instead.
+CLM at its paper's k costs by its maths (Eq. 2: ``k`` maps of ``d x d`` per token in each of 30 modules) about
+50x (sCLM) and 35x (mCLM) the naive update on 2 CPU threads: add them with ``--only``.
 """
 
 from __future__ import annotations
@@ -38,48 +48,61 @@ from torch import nn
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lsnmt.config import ModelConfig
+from lsnmt.config import ModelConfig, Params
+from lsnmt.decode.beam import beam_search
+from lsnmt.methods import resolve, routes, with_route
 from lsnmt.train.loss import default_criterion
 from models.build import build_transformer
 from models.lang import LangContext
-from models.ls import LS_KINDS
-from models.ls.clm import CLMConfig
-from models.ls.clsr import CLSRConfig
-from models.ls.fd import FDConfig
-from models.ls.lms import LMSConfig, LMSFDConfig
-from models.ls.switch import SwitchConfig
+from models.ls import criterion
+from models.ls.lsl import LSLConfig
 
 VOCAB, PAD, EOS, LANGS = 8000, 1, 2, 9
-METHODS: dict[str, tuple[str | None, Any]] = {
-    "naive": (None, None),
-    "lms": ("lms", LMSConfig(rank=32)),
-    "lms_fd": ("lms_fd", LMSFDConfig(rank=32)),
-    "fd": ("fd", FDConfig()),
-    "switch": ("switch", SwitchConfig(experts=16, every=2)),
-    "clsr": ("clsr", CLSRConfig(sublayers=("self", "ffn"))),
-    "sclm-k194": ("clm", CLMConfig(features=194)),
-    "mclm-k134": ("clm", CLMConfig(features=134, encoder="mclm", decoder="mclm")),
-}
+SOURCES = {"lms": ("opus100", "lms"), "lms_fd": ("opus100", "lms_fd"), "fd": ("iwslt14", "fd"),
+           "switch": ("opus100", "switch"), "clsr": ("opus100", "clsr"),
+           "sclm-k194": ("opus100_clm_enxx", "sclm_k194"), "mclm-k134": ("opus100_clm_enxx", "mclm")}
+TARGETS = {"lms": 1.08, "lsl": 1.15, "switch": 1.6, "clsr": 1.3, "fd": 2.0, "lms_fd": 2.0}
+"""The issue's targets (update time / naive's, one H100/H200, transformer_big bf16, 4,096 tokens)."""
+DEFAULT = ("lms", "lms_fd", "fd", "switch", "clsr", "lsl")
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
-def batch(tokens: int, device: torch.device, length: int = 32) -> SimpleNamespace:
+def methods() -> dict[str, tuple[str | None, Any]]:
+    """``name -> (kind, config)``: naive, the params.yaml entries of :data:`SOURCES` and LSL (src 1, tgt 2)."""
+    params = Params.load(ROOT / "params.yaml")
+    out: dict[str, tuple[str | None, Any]] = {"naive": (None, None)}
+    for name, (exp, method) in SOURCES.items():
+        out[name] = resolve(params.experiments[exp], method)
+    out["lsl"] = ("lsl", LSLConfig(src=(1,), tgt=(2,)))
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] != "naive", kv[0] not in DEFAULT)))
+
+
+def directions(mixed: bool) -> list[tuple[int, int]]:
+    """English-centric directions of :data:`LANGS` languages (English = 0), or one of them."""
+    pairs = [(0, x) for x in range(1, LANGS)] + [(x, 0) for x in range(1, LANGS)]
+    return pairs if mixed else pairs[:1]
+
+
+def batch(tokens: int, device: torch.device, mixed: bool, length: int = 32) -> SimpleNamespace:
+    """About ``tokens`` target tokens in rows of ``length``, the rows spread over :func:`directions`."""
     g = torch.Generator().manual_seed(0)
     rows = max(1, tokens // length)
     src = torch.randint(4, VOCAB, (rows, length), generator=g)
     tgt = torch.randint(4, VOCAB, (rows, length), generator=g)
     src[:, -1] = tgt[:, -1] = EOS
     prev = torch.cat([torch.full((rows, 1), EOS), tgt[:, :-1]], 1)
+    dirs = directions(mixed)
+    s, t = zip(*(dirs[i % len(dirs)] for i in range(rows)), strict=True)
+    langs = LangContext(torch.tensor(s), torch.tensor(t)).to(device)  # as the trainer moves a collated batch
     return SimpleNamespace(src_tokens=src.to(device), prev_output_tokens=prev.to(device), target=tgt.to(device),
-                           langs=LangContext.single(0, 3, rows, device))
+                           langs=langs)
 
 
-def build(name: str, device: torch.device) -> tuple[nn.Module, Callable]:
-    kind, cfg = METHODS[name]
+def build(kind: str | None, cfg: Any, arch: str, device: torch.device) -> tuple[nn.Module, Callable]:
     torch.manual_seed(1)
-    model = build_transformer(ModelConfig(arch="transformer_small"), vocab_size=VOCAB, num_languages=LANGS,
+    model = build_transformer(ModelConfig(arch=arch), vocab_size=VOCAB, num_languages=LANGS,
                               method=kind, method_cfg=cfg).to(device)
-    crit = (LS_KINDS[kind].criterion if kind else None) or default_criterion
+    crit = criterion(kind) or default_criterion
     return model, crit
 
 
@@ -88,49 +111,95 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
+PRECISION = {"fp32": None, "bf16": torch.bfloat16}
+"""``--precision``: bf16 runs forwards under ``torch.autocast`` (the trainer's ``train.precision: bf16``)."""
+DTYPE: torch.dtype | None = None
+
+
+def autocast(device: torch.device) -> Any:
+    return torch.autocast(device.type, dtype=DTYPE, enabled=DTYPE is not None)
+
+
+def update(model: nn.Module, crit: Callable, opt: torch.optim.Optimizer, b: SimpleNamespace) -> None:
+    opt.zero_grad(set_to_none=True)
+    with autocast(b.src_tokens.device):
+        loss, _, ntok = crit(model, b, 0.1, PAD)
+        aux = model.aux_loss()
+    (loss + (aux * ntok if aux is not None else 0)).backward()
+    opt.step()
+
+
 def train_time(model: nn.Module, crit: Callable, opt: torch.optim.Optimizer, b: SimpleNamespace, steps: int,
                device: torch.device, clock: Callable[[], float] = time.perf_counter) -> float:
     model.train()
     sync(device)
     t = clock()
     for _ in range(steps):
-        opt.zero_grad(set_to_none=True)
-        loss, _, ntok = crit(model, b, 0.1, PAD)
-        aux = model.aux_loss()
-        (loss + (aux * ntok if aux is not None else 0)).backward()
-        opt.step()
+        update(model, crit, opt, b)
     sync(device)
     return (clock() - t) / steps
 
 
-@torch.no_grad()
-def decode_tps(model: nn.Module, b: SimpleNamespace, steps: int, device: torch.device) -> float:
+def decode_tps(model: nn.Module, b: SimpleNamespace, sentences: int, steps: int, device: torch.device,
+               clock: Callable[[], float] = time.perf_counter) -> float:
+    """Beam-5 target tokens per second over the first ``sentences`` rows of ``b`` (exactly ``steps`` each)."""
     model.eval()
+    src, langs = b.src_tokens[:sentences], b.langs.index_select(torch.arange(sentences, device=device))
     sync(device)
-    t = time.perf_counter()
-    enc = model.encode(b.src_tokens, b.langs)
-    cache = model.init_cache(b.langs)
-    tok = torch.full((b.src_tokens.size(0), 1), EOS, device=device)
-    for _ in range(steps):
-        tok = model.decode(tok, enc, b.langs, cache)[:, -1:].argmax(-1)
+    t = clock()
+    with autocast(device):
+        beam_search(model, src, langs, beam=5, max_len_b=steps, min_len=steps, eos=EOS, pad=PAD)
     sync(device)
-    return b.src_tokens.size(0) * steps / (time.perf_counter() - t)
+    return sentences * steps / (clock() - t)
+
+
+def ratios(times: dict[str, list[float]]) -> dict[str, list[float]]:
+    return {name: [t / base for t, base in zip(ts, times["naive"], strict=True)] for name, ts in times.items()}
+
+
+def profile(model: nn.Module, crit: Callable, b: SimpleNamespace, rows: int = 15) -> None:
+    """Where one update's time goes: the ops with the largest self time."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    model.train()
+    update(model, crit, opt, b)  # warm-up
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+    with torch_profile(activities=acts) as prof:
+        update(model, crit, opt, b)
+    key = "self_cuda_time_total" if torch.cuda.is_available() else "self_cpu_time_total"
+    print(prof.key_averages().table(sort_by=key, row_limit=rows))
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    known = methods()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--arch", default="transformer_small")
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--tokens", type=int, default=1024)
-    ap.add_argument("--decode-steps", type=int, default=32)
+    ap.add_argument("--batching", choices=("mixed", "direction"), default="mixed")
+    ap.add_argument("--decode-sentences", type=int, default=8)
+    ap.add_argument("--decode-steps", type=int, default=20)
     ap.add_argument("--clock", choices=tuple(CLOCKS), default="wall")
-    ap.add_argument("--only", action="append", choices=tuple(METHODS), help="methods to time besides naive")
+    ap.add_argument("--precision", choices=tuple(PRECISION), default="fp32")
+    ap.add_argument("--only", action="append", choices=tuple(known), help="methods to time besides naive")
+    ap.add_argument("--profile", choices=tuple(known), help="print one update's profile of this method and exit")
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads(), help="CPU threads of torch")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = ap.parse_args()
+    torch.set_num_threads(args.threads)
     device, clock = torch.device(args.device), CLOCKS[args.clock]
-    b = batch(args.tokens, device)
-    names = ["naive", *(n for n in METHODS if n != "naive" and (args.only is None or n in args.only))]
-    models = {name: build(name, device) for name in names}
+    global DTYPE
+    DTYPE = PRECISION[args.precision]
+    b = batch(args.tokens, device, args.batching == "mixed")
+    if args.profile:
+        profile(*build(*known[args.profile], args.arch, device), b)
+        return
+    chosen = args.only or [n for n in known if n in DEFAULT]
+    names = ["naive", *(n for n in known if n != "naive" and n in chosen)]
+    models = {name: build(*known[name], args.arch, device) for name in names}
     opts = {name: torch.optim.AdamW(m.parameters(), lr=1e-4) for name, (m, _) in models.items()}
     times: dict[str, list[float]] = {name: [] for name in names}
     for name, (m, c) in models.items():  # warm-up
@@ -138,23 +207,43 @@ def main() -> None:
     for _ in range(args.rounds):
         for name, (m, c) in models.items():
             times[name].append(train_time(m, c, opts[name], b, args.steps, device, clock))
-    print(f"device {device}, {torch.get_num_threads()} threads, transformer_small, {b.src_tokens.numel()} target "
-          f"tokens/batch, {args.rounds} rounds of {args.steps} steps, {args.clock} clock")
-    print(f"{'method':10s} {'params':>8s} {'s/step':>8s} {'vs naive: median':>17s} {'min':>6s} {'max':>6s}")
-    for name, ts in times.items():
+    print(f"device {device}, {torch.get_num_threads()} threads, {args.arch}, {b.src_tokens.numel()} target tokens "
+          f"per update, {args.batching} batches, {args.precision}, {args.rounds} rounds of {args.steps} updates, "
+          f"{args.clock} clock")
+    print(f"{'method':10s} {'params':>8s} {'s/update':>9s} {'vs naive: median':>17s} {'min':>6s} {'max':>6s} "
+          f"{'target (GPU)':>13s}")
+    for name, rs in ratios(times).items():
         n = sum(p.numel() for p in models[name][0].parameters())
-        ratios = [t / base for t, base in zip(ts, times["naive"], strict=True)]
-        print(f"{name:10s} {n / 1e6:7.1f}M {statistics.median(ts):8.3f} {statistics.median(ratios):16.2f}x "
-              f"{min(ratios):5.2f}x {max(ratios):5.2f}x")
-    routed = [name for name in ("lms_fd", "fd") if name in models]
-    decode = {}
-    for name in ("naive", *routed):
-        m = models[name][0]
-        decode_tps(m, b, 2, device)
-        decode[name] = statistics.median(decode_tps(m, b, args.decode_steps, device) for _ in range(args.rounds))
-    for name in routed:
-        print(f"decode {name} Share route: {decode[name]:.0f} tok/s, naive {decode['naive']:.0f} tok/s, "
-              f"ratio {decode[name] / decode['naive']:.2f}")
+        target = f"<= {TARGETS[name]:.2f}x" if name in TARGETS else "measured"
+        print(f"{name:10s} {n / 1e6:7.1f}M {statistics.median(times[name]):9.3f} {statistics.median(rs):16.2f}x "
+              f"{min(rs):5.2f}x {max(rs):5.2f}x {target if name != 'naive' else '':>13s}")
+    if args.decode_sentences > 0:
+        decode(models, known, args, b, device)
+
+
+def decode(models: dict[str, tuple[nn.Module, Callable]], known: dict[str, tuple[str | None, Any]],
+           args: argparse.Namespace, b: SimpleNamespace, device: torch.device) -> None:
+    """Beam-5 tokens/s of every route of every method, median over rounds, and the ratio to naive."""
+    systems: dict[str, nn.Module] = {}
+    for name, (model, _) in models.items():
+        kind, cfg = known[name]
+        systems[name] = model
+        for route in routes(kind, cfg):
+            if cfg is not None and route != getattr(cfg, "route", None):
+                other, _ = build(kind, with_route(kind, cfg, route), args.arch, device)
+                other.load_state_dict(model.state_dict())
+                systems[f"{name}/{route}"] = other
+    n = min(args.decode_sentences, b.src_tokens.size(0))
+    tps: dict[str, list[float]] = {name: [] for name in systems}
+    for m in systems.values():  # warm-up
+        decode_tps(m, b, n, 2, device)
+    for _ in range(args.rounds):
+        for name, m in systems.items():
+            tps[name].append(decode_tps(m, b, n, args.decode_steps, device, CLOCKS[args.clock]))
+    print(f"beam 5, {n} sentences x {args.decode_steps} tokens ({args.batching} directions), target tokens/s:")
+    base = statistics.median(tps["naive"])
+    for name, ts in tps.items():
+        print(f"decode {name:12s} {statistics.median(ts):8.0f} tok/s   vs naive {statistics.median(ts) / base:5.2f}")
 
 
 if __name__ == "__main__":

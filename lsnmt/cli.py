@@ -26,6 +26,7 @@ from pathlib import Path
 
 from lsnmt import lock
 from lsnmt.config import Experiment, Params
+from lsnmt.console import console_handler, stage_clock
 from lsnmt.io import FULL, DataError, DiskFull, Interrupted, StopSignal, pending_stop
 from lsnmt.typed import ConfigError
 
@@ -37,15 +38,17 @@ BUSY = 75
 
 def setup_logging(log_file: str | None) -> None:
     """Log to stderr and ``log_file``. Under ``torchrun`` (``RANK`` set) only rank 0 writes the file, appending
-    after the launcher's line; the other ranks log to stderr with their rank in the prefix."""
+    after the launcher's line; the other ranks log to stderr with their rank in the prefix. The file gets every
+    line, stderr the console's (:mod:`lsnmt.console`: start, end, progress, each kind of warning once)."""
     rank = os.environ.get("RANK")
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    handlers: list[logging.Handler] = [console_handler(sys.stderr)]
     if log_file and rank in (None, "0"):
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(log_file, mode="w" if rank is None else "a", encoding="utf-8"))
     prefix = "" if rank is None else f"[rank {rank}] "
     logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
                         format=f"%(asctime)s %(levelname)s {prefix}%(name)s: %(message)s")
+    logging.captureWarnings(True)  # a library's warnings are counted and summarised like the stage's own
 
 
 def stage_args(name: str, argv: list[str] | None = None, **extra: str) -> tuple[argparse.Namespace, Experiment]:
@@ -69,10 +72,12 @@ def stage_args(name: str, argv: list[str] | None = None, **extra: str) -> tuple[
 def guarded(name: str, call, job: tuple[str, str | None] | None = None) -> None:
     """Run ``call()`` as the stage ``name`` (module docstring: one line and an exit status on each expected
     failure). ``job``: ``(experiment, job name or None)``, whose lock (:mod:`lsnmt.lock`) the stage holds while
-    it runs (a rank of a multi-rank run takes none: its launcher holds it)."""
+    it runs (a rank of a multi-rank run takes none: its launcher holds it). Its start and end (with the wall
+    time) are logged on the console (:func:`lsnmt.console.stage_clock`)."""
     logger = logging.getLogger(f"stages.{name}")
+    detail = ", ".join(x for x in job if x) if job else ""
     try:
-        with _job_lock(name, job), _stop_handlers():
+        with stage_clock(name, detail), _job_lock(name, job), _stop_handlers():
             call()
     except (Interrupted, StopSignal) as exc:  # before RuntimeError: Interrupted is one
         logger.warning("%s", exc)

@@ -311,10 +311,10 @@ class TrainConfig:
     """Clip the global gradient norm to this value (0: no clipping, fairseq's default)."""
     batching: Literal["direction", "mixed"] = "direction"
     """``direction``: every batch holds one direction (the papers' homogeneous batches); ``mixed``: any."""
-    batching_by_kind: dict[str, Literal["direction", "mixed"]] = field(default_factory=lambda: {"switch": "mixed"})
-    """Per-method-kind override of ``batching`` (:meth:`for_kind`). Default: Switch Transformer trains on
-    mixed-direction batches in every experiment (LMS-FD v1 Sec. 5, footnote 4: the one-direction batches "do not
-    apply to Switch Transformer"; v2 drops the footnote, v1 is followed)."""
+    batching_by_kind: dict[str, Literal["direction", "mixed"]] = field(default_factory=dict)
+    """Per-method-kind override (``naive`` for the plain model) of ``batching`` and of the kind's own batches
+    (``models.config.kinds.Kind.batching``: Switch Transformer trains on mixed-direction batches in every
+    experiment, LMS-FD v1 Sec. 5, footnote 4; applied by :func:`lsnmt.train.method.train_settings`)."""
     precision: Literal["fp32", "bf16", "fp16"] = "fp32"
     """Autocast dtype on GPU (CPU always runs fp32)."""
     compile: bool = False
@@ -361,11 +361,6 @@ class TrainConfig:
                              f"{self.keep_last} keeps fewer")
         if self.nodes > 1 and self.gpus_per_node < 1:
             raise FieldError("nodes", "several nodes need gpus_per_node >= 1")
-
-    def for_kind(self, kind: str | None) -> TrainConfig:
-        """These settings for a method of kind ``kind`` (``None``: naive): ``batching_by_kind`` applied."""
-        batching = self.batching_by_kind.get(kind or "naive", self.batching)
-        return self if batching == self.batching else replace(self, batching=batching)
 
     @property
     def world_size(self) -> int:
@@ -452,10 +447,14 @@ class EvaluateConfig:
                 raise FieldError(f"comparisons[{i}]", f"{list(pair)}: expected [system, reference], two names")
 
 
+DenseKey = Literal["embed_dim", "ffn_dim", "heads", "encoder_layers", "decoder_layers"]
+
+
 @dataclass(frozen=True, kw_only=True)
 class ClaimConfig:
-    """The papers' central claim measured at small scale (``claim`` stage, ``lsnmt/claim/``; ours only): naive vs
-    language-specific methods with the same base Transformer on the synthetic task of ``lsnmt.data.synthetic``."""
+    """The papers' claims measured at small scale (``claim`` stage, ``lsnmt/claim/``; ours only): naive, dense
+    naive models of other widths and language-specific methods on the base Transformer, on the synthetic task of
+    ``lsnmt.data.synthetic``; the claims and their sources are ``lsnmt.claim.claims.CLAIMS``."""
 
     languages: tuple[str, ...]
     """Languages of the task, the pivot first; trained and tested pivot-centric (en-xx and xx-en)."""
@@ -463,6 +462,8 @@ class ClaimConfig:
     """Words per language (``Task.concepts``)."""
     reverse: tuple[str, ...] = ()
     """Languages written in reverse word order."""
+    scramble: tuple[str, ...] = ()
+    """Languages with their own word order for each sentence length (``Task.scramble``)."""
     min_len: Count = 2
     max_len: Count = 5
     task_seed: Seed = 0
@@ -471,17 +472,26 @@ class ClaimConfig:
         default_factory=lambda: {"train": 600, "valid": 20, "test": 100})
     """Concept sequences per split, disjoint across splits, rendered in every direction."""
     model: ModelConfig
-    """The base Transformer every method shares (LS methods add their parameters on top)."""
+    """The base Transformer: naive alone, and under every method (LS methods add their parameters to it)."""
     train: TrainConfig
-    """Training of every method; ``seed`` is replaced by each of :attr:`seeds`."""
+    """Training of every job, a fixed budget (``max_steps``); ``seed`` is replaced by each of :attr:`seeds`, and
+    ``batching`` by the method kind's (``TrainConfig.for_kind``, as ``stages/train.py``)."""
     beam: Count = 2
     methods: dict[SafeName, dict[str, Any]]
     """Methods beside ``naive`` (always trained, the baseline): ``method_cfg`` entries. FD and LMS+FD are decoded
-    through both routes; the orderings read the first ``lms``, ``lsl`` and ``fd`` (Share route) methods."""
+    through both routes; the claims read the first method of each kind."""
+    dense: dict[SafeName, dict[DenseKey, Count]] = field(default_factory=dict)
+    """Dense naive models of other shapes, ``{name: {embed_dim: .., ffn_dim: ..}}`` (overrides of :attr:`model`):
+    the baselines of the claims "X > a naive of X's total size" (LSL Sec. 4.3's wider baselines)."""
+    dense_tolerance: Annotated[float, Range(ge=0, lt=1)] = 0.1
+    """How far (relative) a dense model's total parameters may lie from a system's total for such a claim."""
     seeds: tuple[Seed, ...] = (1, 2)
     bootstrap_samples: Count = 1000
     significance: Annotated[float, Range(gt=0, lt=1)] = 0.05
     bootstrap_seed: Seed = 12345
+    resample_seeds: bool = True
+    """Resample the seeds as well as the sentences (``lsnmt.claim.bootstrap``); ``False``: sentences only (each
+    with all its seeds' outputs)."""
     cpu_threads: Count = 1
     """``torch.set_num_threads`` while the stage runs (tiny models: more threads mostly wait)."""
 
@@ -489,9 +499,12 @@ class ClaimConfig:
         _check_langs("languages", self.languages)
         if len(set(self.languages)) != len(self.languages) or len(self.languages) < 2:
             raise FieldError("languages", f"at least two distinct languages, got {list(self.languages)}")
-        for i, code in enumerate(self.reverse):
-            if code not in self.languages:
-                raise FieldError(f"reverse[{i}]", f"{code!r} is not in languages")
+        for key in ("reverse", "scramble"):
+            for i, code in enumerate(getattr(self, key)):
+                if code not in self.languages:
+                    raise FieldError(f"{key}[{i}]", f"{code!r} is not in languages")
+        if both := sorted(set(self.reverse) & set(self.scramble)):
+            raise FieldError("scramble", f"{both[0]!r} is also in reverse: a language has one word order")
         if self.min_len > self.max_len:
             raise FieldError("max_len", f"{self.max_len} is below min_len {self.min_len}")
         if set(self.sentences) != {"train", "valid", "test"}:
@@ -503,6 +516,13 @@ class ClaimConfig:
             raise FieldError("seeds", f"one or more distinct seeds, got {list(self.seeds)}")
         if "naive" in self.methods:
             raise FieldError("methods.naive", "naive is always trained (the baseline) and takes no entry")
+        for name, shape in self.dense.items():
+            if name == "naive" or name in self.methods:
+                raise FieldError(f"dense.{name}", "is already a system: give the dense model its own name")
+            try:
+                replace(self.model, **shape)
+            except FieldError as exc:
+                raise FieldError(f"dense.{name}", exc.message) from None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -522,7 +542,7 @@ class Experiment:
     decode: DecodeConfig = field(default_factory=DecodeConfig)
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     method_cfg: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
-    """Language-specific methods of this experiment: ``{name: {kind: <models.ls.LS_KINDS key>, ...its
+    """Language-specific methods of this experiment: ``{name: {kind: <models.config.kinds.KINDS key>, ...its
     settings}}``, checked by ``Params.load`` and built by ``lsnmt.methods.resolve``; a name listed in the
     top-level ``methods`` is ``naive`` or a key here."""
     task_cfg: dict[SafeName, TaskConfig] = field(default_factory=dict)

@@ -1,4 +1,4 @@
-"""Rough GPU-hours of training the params.yaml experiments (the README's table of experiments).
+"""Rough GPU-hours of training the params.yaml experiments (the table of docs/experiments.md).
 
     python -m lsnmt.gpu_hours [--tflops 30]      # prints the Markdown table
 
@@ -50,7 +50,7 @@ from lsnmt.config import Experiment, Params
 from lsnmt.method_schema import searches
 from lsnmt.methods import resolve
 from models.build import build_transformer
-from models.config.kinds import KINDS, passes
+from models.config.kinds import KINDS, dense_steps, passes, with_layout
 from models.config.lsl import model
 from models.meta import meta_device
 
@@ -83,8 +83,7 @@ def active_params(exp: Experiment, method: str) -> int:
     kind, cfg = resolve(exp, method)
     if kind is not None and KINDS[kind].dense_equivalent:
         kind, cfg = None, None
-    if getattr(cfg, "architecture", None) is not None:  # the layout does not change A (module docstring)
-        cfg = dataclasses.replace(cfg, architecture=None)
+    cfg = with_layout(kind, cfg)  # a searched layout does not change A (module docstring)
     return inference_params(_model(exp, kind, cfg), 0, 1)
 
 
@@ -95,7 +94,7 @@ def _tokens(exp: Experiment) -> int:
 
 def train_flops(exp: Experiment, method: str) -> float:
     kind, cfg = resolve(exp, method)
-    steps = exp.train.max_steps * passes(kind) + getattr(cfg, "dense_steps", 0)
+    steps = exp.train.max_steps * passes(kind) + dense_steps(kind, cfg)
     return 6.0 * active_params(exp, method) * _tokens(exp) * steps
 
 
@@ -124,7 +123,7 @@ def xelm_gpu_hours(tflops: float = TFLOPS) -> float:
 
 
 def table(params: Params, tflops: float = TFLOPS) -> str:
-    """The README's Markdown table: paper, experiment, methods, GPUs per training job, GPU-hours."""
+    """docs/experiments.md's Markdown table: paper, experiment, methods, GPUs per training job, GPU-hours."""
     rows = ["| paper | experiment | methods | GPUs per job | GPU-hours (est.) |", "| --- | --- | --- | --- | --- |"]
     for paper, names in params.papers.items():
         for name in names:

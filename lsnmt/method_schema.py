@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from lsnmt.typed import ConfigError, FieldError, build
-from models.config.clm import CLMConfig
+from models.config import kinds
 from models.config.kinds import KINDS
 from models.config.lsl import LSLSearchConfig
 from models.config.lsl import model as search_model
@@ -32,15 +32,14 @@ def searches(exp: Experiment, exp_name: str | None = None) -> dict[str, Any]:
 
 def _other_routes(kind: str, cfg: Any) -> list[str]:
     """The routes of ``kind`` other than ``cfg``'s configured one (decoded as ``<name>_<route>``)."""
-    return [r for r in KINDS[kind].routes if r != cfg.route]
+    return list(kinds.routes_of(kind, cfg)[1:])
 
 
 def _extra_systems(kind: str, cfg: Any) -> dict[str, str]:
     """``{suffix: what it is}`` of the systems decoded from a method's training besides the method itself
     (``lsnmt.methods.systems``): ``_<route>`` per other route, ``_w<w>`` per top-w sweep point (CLM Figure 4)."""
     out = {f"_{r}": f"the {r} route" for r in _other_routes(kind, cfg)}
-    out.update({f"_w{w}": f"the top-{w} sparsity decoding" for w in (cfg.sweep_top_w if isinstance(cfg, CLMConfig)
-                                                                        else ())})
+    out.update({f"_w{w}": f"the top-{w} sparsity decoding" for w in kinds.sweep(kind, cfg)})
     return out
 
 
@@ -83,7 +82,7 @@ def check(params: Params) -> None:
                 continue
             kind, cfg = typed_entry(entry, path)
             _check_shape(KINDS[kind].model, cfg, exp, path)
-            search = getattr(cfg, "architecture", None)
+            search = kinds.searched(kind, cfg)
             if search is not None and search not in known:
                 raise ConfigError(f"{path}.architecture: {search!r} is not a search of experiments.{exp_name}.search "
                                   f"(known: {', '.join(known) or 'none'})")
@@ -105,7 +104,7 @@ def _check_claim(exp: Experiment, exp_name: str) -> None:
         path = f"experiments.{exp_name}.claim.methods.{name}"
         kind, cfg = typed_entry(entry, path)
         _check_shape(KINDS[kind].model, cfg, dataclasses.replace(exp, model=exp.claim.model), path)
-        if getattr(cfg, "architecture", None) is not None:
+        if kinds.searched(kind, cfg) is not None:
             raise ConfigError(f"{path}.architecture: the claim stage runs no search: give the layout (src, tgt)")
         for suffix, what in _extra_systems(kind, cfg).items():
             if f"{name}{suffix}" in exp.claim.methods:

@@ -41,14 +41,14 @@ from lsnmt.io import DataError
 from lsnmt.method_schema import NAIVE, task_entry, typed_entry
 from lsnmt.typed import ConfigError, to_dict
 from models.config import kinds
-from models.config.clm import CLMConfig
 from models.config.model import resolve_dims
 
 if TYPE_CHECKING:
-    from lsnmt.config import Experiment
+    from lsnmt.config import Experiment, TrainConfig
 
-__all__ = ["NAIVE", "System", "bind", "record", "resolve", "resolve_system", "resolve_task", "routes", "search_dir",
-           "sweep_top_w", "systems", "task_entry", "typed_entry", "with_route", "with_top_w"]
+__all__ = ["NAIVE", "System", "batching_by_kind", "bind", "record", "resolve", "resolve_system", "resolve_task",
+           "routes", "search_dir", "systems", "task_entry", "train_settings", "typed_entry", "with_route",
+           "with_top_w"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,9 +100,20 @@ def resolve_task(exp: Experiment, name: str) -> tuple[str | None, Any]:
 def routes(kind: str | None, cfg: Any) -> tuple[str, ...]:
     """The routes a trained model is decoded through, configured first: FD and LMS+FD ``(route, other)``;
     ``()`` for a method with one way through (its system is the method itself)."""
-    if not kinds.routes(kind):
-        return ()
-    return (cfg.route, *(r for r in kinds.routes(kind) if r != cfg.route))
+    return kinds.routes_of(kind, cfg)
+
+
+def batching_by_kind(train: TrainConfig) -> dict[str, str]:
+    """``{kind: batches}`` where a kind trains on other batches than ``train.batching``: the kinds' own
+    (``Kind.batching``: Switch, mixed), then ``train.batching_by_kind`` (``naive`` for the plain model)."""
+    own = {k: v.batching for k, v in kinds.KINDS.items() if v.batching is not None}
+    return {**own, **train.batching_by_kind}
+
+
+def train_settings(train: TrainConfig, kind: str | None) -> TrainConfig:
+    """``train`` for a method of ``kind`` (``None``: naive): its batches (:func:`batching_by_kind`)."""
+    batching = batching_by_kind(train).get(kind or NAIVE, train.batching)
+    return train if batching == train.batching else dataclasses.replace(train, batching=batching)  # type: ignore[arg-type]
 
 
 def with_route(kind: str | None, cfg: Any, route: str | None) -> Any:
@@ -114,18 +125,10 @@ def with_route(kind: str | None, cfg: Any, route: str | None) -> Any:
     return dataclasses.replace(cfg, route=route)
 
 
-def sweep_top_w(cfg: Any) -> tuple[int, ...]:
-    """The top-w sparsity sweep of a method's config (``CLMConfig.sweep_top_w``); ``()`` for other kinds."""
-    return cfg.sweep_top_w if isinstance(cfg, CLMConfig) else ()
-
-
-def with_top_w(cfg: Any, w: int | None) -> Any:
-    """``cfg`` decoding with only the ``w`` largest CLM feature proportions (``None``: as configured)."""
-    if w is None:
-        return cfg
-    if not isinstance(cfg, CLMConfig):
-        raise ValueError(f"top_w {w}: only a CLM model mixes features (got {type(cfg).__name__})")
-    return dataclasses.replace(cfg, top_w=w)
+def with_top_w(kind: str | None, cfg: Any, w: int | None) -> Any:
+    """``cfg`` decoding sweep point ``w`` of its kind (CLM: the ``w`` largest feature proportions; ``None``: as
+    configured)."""
+    return cfg if w is None else kinds.with_sweep(kind, cfg, w)
 
 
 def systems(exp: Experiment, name: str) -> tuple[System, ...]:
@@ -135,13 +138,13 @@ def systems(exp: Experiment, name: str) -> tuple[System, ...]:
     kind, cfg = resolve(exp, name)
     return (System(name=name, method=name),
             *(System(name=f"{name}_{r}", method=name, route=r) for r in routes(kind, cfg)[1:]),
-            *(System(name=f"{name}_w{w}", method=name, top_w=w) for w in sweep_top_w(cfg)))
+            *(System(name=f"{name}_w{w}", method=name, top_w=w) for w in kinds.sweep(kind, cfg)))
 
 
 def resolve_system(exp: Experiment, system: System) -> tuple[str | None, Any]:
     """``(kind, typed config)`` that decodes ``system``: its method's, through its route, with its top-w."""
     kind, cfg = resolve(exp, system.method)
-    return kind, with_top_w(with_route(kind, cfg, system.route), system.top_w)
+    return kind, with_top_w(kind, with_route(kind, cfg, system.route), system.top_w)
 
 
 def search_dir(exp_name: str, search: str, results: Path = Path("results")) -> Path:
@@ -162,12 +165,12 @@ def bind(exp: Experiment, name: str, kind: str | None, cfg: Any, *, stored: Mapp
     otherwise ``results/{exp}/search/{search}/architecture.json``, written by the ``search`` stage.
     Raises :class:`~lsnmt.io.DataError` naming the missing file or the mismatched depth.
     """
-    search = getattr(cfg, "architecture", None)
+    search = kinds.searched(kind, cfg)
     if search is None:
         return cfg
     if stored is not None:
         layout = stored["cfg"]
-        return dataclasses.replace(cfg, src=tuple(layout["src"]), tgt=tuple(layout["tgt"]), architecture=None)
+        return kinds.with_layout(kind, cfg, tuple(layout["src"]), tuple(layout["tgt"]))
     path = search_dir(exp.name, search, results) / "architecture.json"
     if not path.is_file():
         raise DataError(f"{path}: not found; method {name!r} trains the architecture of search {search!r}: run "
@@ -178,6 +181,6 @@ def bind(exp: Experiment, name: str, kind: str | None, cfg: Any, *, stored: Mapp
     if len(arch["layers"]) != depth:
         raise DataError(f"{path}: search {search!r} chose {len(arch['layers'])} encoder layers, but method {name!r} "
                         f"has a {depth}-layer encoder (experiments.{exp.name}.method_cfg.{name}.encoder_layers)")
-    return dataclasses.replace(cfg, src=tuple(arch["src"]), tgt=tuple(arch["tgt"]), architecture=None)
+    return kinds.with_layout(kind, cfg, tuple(arch["src"]), tuple(arch["tgt"]))
 
 

@@ -1,8 +1,8 @@
 """Composition root: ``ModelConfig`` (+ vocabulary, languages, method) -> :class:`Transformer`.
 
 Config stops here: modules get flat constructor arguments (torchtune's builder
-functions, fairseq2's factories). A language-specific method is one entry of
-``models.ls.LS_BUILDERS`` that swaps some of the :class:`Factories`.
+functions, fairseq2's factories). A language-specific method is kind of
+``models.config.kinds.KINDS`` whose builder swaps some of the :class:`Factories`.
 
 Build paper-scale models on the meta device to count parameters instantly::
 
@@ -18,10 +18,11 @@ from typing import Any
 
 from torch import nn
 
+from models.config.kinds import KINDS
 from models.config.model import ModelConfig
 from models.embedding import SinusoidalPositionalEmbedding, TransformerEmbedding, build_token_embedding
 from models.factories import Factories, LayerSpec, Side
-from models.ls import LS_BUILDERS, LS_KINDS
+from models.ls import builder
 from models.presets import ArchDims, resolve_dims
 from models.transformer import Decoder, DecoderStack, Encoder, Transformer
 
@@ -43,19 +44,17 @@ def _final_norm(cfg: ModelConfig, dims: ArchDims) -> nn.Module | None:
 def resolve_factories(method: str | None, method_cfg: Any = None, factories: Factories | None = None) -> Factories:
     """The default factories (or ``factories``), with ``method``'s replacements applied.
 
-    ``method`` is a kind of ``LS_BUILDERS`` (``lsnmt.methods.resolve`` maps a params.yaml name to it);
+    ``method`` is a kind of ``KINDS`` (``lsnmt.methods.resolve`` maps a params.yaml name to it);
     ``None`` or ``"naive"`` (the plain multilingual model) changes nothing. ``method_cfg`` ``None``
     takes the kind's default config.
     """
     base = factories or Factories()
     if method is None or method == "naive":
         return base
-    if method not in LS_BUILDERS:
-        known = ", ".join(sorted(LS_BUILDERS)) or "none yet"
-        raise KeyError(f"unknown language-specific method {method!r} (known: {known})")
-    if method_cfg is None and method in LS_KINDS:
-        method_cfg = LS_KINDS[method].config()
-    return LS_BUILDERS[method](method_cfg, base)
+    build = builder(method)
+    if method_cfg is None:
+        method_cfg = KINDS[method].config()
+    return build(method_cfg, base)
 
 
 def build_transformer(
@@ -74,12 +73,13 @@ def build_transformer(
     ``vocab_size``: the (joint) dictionary size, fairseq's specials included;
     ``tgt_vocab_size``: a separate target dictionary (only without ``share_all_embeddings``);
     ``num_languages``: language ids in :class:`~models.lang.LangContext` (and decoders when
-    ``cfg.decoder == "per-target"``); ``method``/``method_cfg``: a ``LS_BUILDERS`` entry and
+    ``cfg.decoder == "per-target"``); ``method``/``method_cfg``: a ``KINDS`` entry and
     its config; ``factories``: explicit sub-module factories (tests, ablations).
     Built on the current default device (``with torch.device("meta"): …``).
     """
-    if method in LS_KINDS and LS_KINDS[method].model is not None:  # e.g. the Deep Transformer's depth
-        cfg = LS_KINDS[method].model(method_cfg or LS_KINDS[method].config(), cfg)  # type: ignore[misc]
+    kind = KINDS.get(method) if method is not None else None
+    if kind is not None and kind.model is not None:  # e.g. the Deep Transformer's depth
+        cfg = kind.model(method_cfg or kind.config(), cfg)
     dims = resolve_dims(cfg)
     f = resolve_factories(method, method_cfg, factories)
     tgt_vocab = vocab_size if tgt_vocab_size is None else tgt_vocab_size

@@ -54,9 +54,11 @@ SYNC_OPS = frozenset({
     aten.repeat_interleave.Tensor,
     aten.equal.default,
     aten.allclose.default,
+    aten.bincount.default,
 })
 """Aten ops that wait for the device: host reads of a value, and ops whose output size depends on the data
-(``repeat_interleave.Tensor`` counts unless ``output_size`` is given)."""
+(``repeat_interleave.Tensor`` counts unless ``output_size`` is given; ``bincount`` reads its input's maximum on a
+GPU, ``minlength`` or not, where the CPU reads it without a dispatched op)."""
 
 HOST_READS = ("tolist", "numpy", "cpu", "__array__")
 """``Tensor`` methods that copy a value to the host (no dispatch on a CPU tensor, so wrapped instead)."""

@@ -21,11 +21,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
 from models.embedding import TransformerEmbedding
-from models.lang import LangContext, group_rows
+from models.lang import LangContext, RowGroups, group_rows, to_device
 from models.layers import LayerCache
 from models.ls.base import active_parameters
 
@@ -80,6 +81,31 @@ class DecoderStack(nn.Module):
 
 
 @dataclass(eq=False)
+class StackLayout:
+    """Which rows of a mixed batch each per-target stack decodes, found from the rows' host ids (no device read).
+
+    ``groups``: the rows of each target language (:class:`~models.lang.RowGroups`); ``sentences[i]``: the encoder
+    rows (sentences) of stack ``groups.ids[i]``'s decoder rows, ``beam`` consecutive rows per sentence;
+    ``sub_langs[i]``: their languages; ``local (N,)``: each row's position among its stack's rows.
+    """
+
+    langs: LangContext
+    groups: RowGroups
+    sentences: tuple[Tensor, ...]
+    sub_langs: list[LangContext]
+    local: Tensor
+
+    @classmethod
+    def of(cls, langs: LangContext, beam: int) -> StackLayout:
+        groups = langs.groups("tgt")
+        local = np.empty(len(langs), dtype=np.int64)
+        for rows in groups.host_rows():
+            local[rows] = np.arange(len(rows))
+        sentences = tuple(rows[::beam] // beam for rows in groups.rows())
+        return cls(langs, groups, sentences, langs.split("tgt"), to_device(local, langs.src.device))
+
+
+@dataclass(eq=False)
 class DecoderCache:
     """Incremental decoding state of ``N = beam * B`` decoder rows over ``B`` encoded sentences.
 
@@ -94,66 +120,63 @@ class DecoderCache:
     beam: int = 1
     step: int = 0
     stacks: dict[int, list[LayerCache]] = field(default_factory=dict)
-    _split: list[tuple[int, Tensor, Tensor]] | None = None
-    _local: Tensor | None = None
-    _sub_langs: tuple[LangContext, list[LangContext]] | None = None
+    _layout: StackLayout | None = None
 
-    def split(self) -> list[tuple[int, Tensor, Tensor]]:
-        """``[(stack, rows, sentences)]`` of a mixed batch: found once per batch layout (a host sync), reused by
-        every step."""
-        if self._split is None:
-            self._split = [(g, rows, rows[:: self.beam] // self.beam) for g, rows in group_rows(self.group)]
-            self._local = torch.empty_like(self.group)  # each row's position among its stack's rows
-            for _, rows, _ in self._split:
-                self._local[rows] = torch.arange(rows.numel(), device=rows.device)
-        return self._split
-
-    def sub_langs(self, langs: LangContext) -> list[LangContext]:
-        """The languages of each stack's rows (in :meth:`split`'s order), found once per batch layout with their
-        shared ids resolved, so that modules asking for them read nothing from the device at every step."""
-        if self._sub_langs is None or self._sub_langs[0] is not langs:
-            subs = [langs.index_select(rows) for _, rows, _ in self.split()]
-            for sub in subs:
-                sub.uniform_src, sub.uniform_tgt  # noqa: B018  (cached properties: resolved here, once)
-            self._sub_langs = (langs, subs)
-        return self._sub_langs[1]
+    def layout(self, langs: LangContext) -> StackLayout:
+        """The stacks' rows of a mixed batch with languages ``langs`` (the rows' host ids: no device read), found
+        once per batch layout and reused by every step."""
+        if self._layout is None or self._layout.langs is not langs:
+            self._layout = StackLayout.of(langs, self.beam)
+        return self._layout
 
     def reorder_(self, rows: Tensor) -> None:
         """Row ``i`` takes row ``rows[i]``'s state, a beam of the same sentence (beam search), in place.
 
-        Only self-attention state moves, and no host sync happens once the layout is known (:meth:`split`).
+        Only self-attention state moves, with device index operations only (the layout of the last step).
         """
         if self.uniform:
             for caches in self.stacks.values():
                 for cache in caches:
                     cache.reorder_(rows)
             return
-        split = self.split()
-        assert self._local is not None
-        for g, own, _ in split:
-            local = self._local.index_select(0, rows.index_select(0, own))
+        assert self._layout is not None, "reorder_ follows a decoding step"
+        for g, own in zip(self._layout.groups.ids, self._layout.groups.rows(), strict=True):
+            local = self._layout.local.index_select(0, rows.index_select(0, own))
             for cache in self.stacks.get(g, []):
                 cache.reorder_(local)
 
-    def select_(self, rows: Tensor, sentences: Tensor) -> None:
+    def select_(self, rows: Tensor, sentences: Tensor, langs: LangContext | None = None) -> None:
         """Keep sentences ``sentences`` and their decoder rows ``rows`` (``beam`` per sentence, in the same order):
-        drop finished sentences, or reorder a batch. In place."""
+        drop finished sentences, or reorder a batch. In place.
+
+        ``langs``: the kept rows' languages; with their host ids (the searches' batches) a mixed batch is regrouped
+        without reading the device, else from the stacks of the rows (a host read per stack).
+        """
         new_group = self.group.index_select(0, rows)
+        layout = None if self.uniform or langs is None else StackLayout.of(langs, self.beam)
+        if not self.uniform:
+            old, new = self._by_stack(self._layout, self.group), self._by_stack(layout, new_group)
         for g in list(self.stacks):
             if self.uniform:
                 local_rows, local_sents = rows, sentences
             else:
-                old_rows = (self.group == g).nonzero().squeeze(1)
-                new_rows = (new_group == g).nonzero().squeeze(1)
-                if new_rows.numel() == 0:
+                if g not in new:
                     del self.stacks[g]
                     continue
+                old_rows, new_rows = old[g], new[g]
                 local_rows = torch.searchsorted(old_rows, rows.index_select(0, new_rows))
                 local_sents = torch.searchsorted(old_rows[:: self.beam] // self.beam,
                                                  sentences.index_select(0, new_rows[:: self.beam] // self.beam))
             for cache in self.stacks[g]:
                 cache.select_(local_rows, local_sents)
-        self.group, self._split, self._local, self._sub_langs = new_group, None, None, None
+        self.group, self._layout = new_group, layout
+
+    @staticmethod
+    def _by_stack(layout: StackLayout | None, group: Tensor) -> dict[int, Tensor]:
+        """``{stack: rows}`` from a layout, or from ``group`` (a host read per stack)."""
+        if layout is None:
+            return dict(group_rows(group))
+        return dict(zip(layout.groups.ids, layout.groups.rows(), strict=True))
 
 
 class Decoder(nn.Module):
@@ -179,13 +202,6 @@ class Decoder(nn.Module):
         group, uniform = self.stack_ids(langs)
         return DecoderCache(group=group, uniform=uniform is not None, beam=beam)
 
-    @staticmethod
-    def _split(ids: Tensor, beam: int, cache: DecoderCache | None) -> list[tuple[int, Tensor, Tensor]]:
-        """``[(stack, rows, sentences)]``: the cache's (found once), else from ``ids``."""
-        if cache is not None:
-            return cache.split()
-        return [(g, rows, rows[::beam] // beam) for g, rows in group_rows(ids)]
-
     def _stack_caches(self, cache: DecoderCache | None, g: int) -> list[LayerCache] | None:
         if cache is None:
             return None
@@ -198,25 +214,23 @@ class Decoder(nn.Module):
 
         With ``cache``, ``prev_tokens`` are only the new tokens (usually ``T = 1``),
         positions continue from ``cache.step`` and the cache is updated in place.
+        Teacher-forced inputs get their padding mask whether they have pads or not (asking would read the
+        device; an all-False mask gives what none gives); incremental steps feed no padding.
         """
         offset = 0 if cache is None else cache.step
         x = self.embed(prev_tokens, offset)  # (N, T, D)
-        self_pad = None
-        if cache is None:  # incremental steps feed no padding; an all-False mask masks nothing (no host sync to
-            self_pad = prev_tokens.eq(self.padding_idx)  # find out whether the batch has padding)
-        ids, uniform = self.stack_ids(langs)
+        self_pad = prev_tokens.eq(self.padding_idx) if cache is None else None
+        _, uniform = self.stack_ids(langs)
         if uniform is not None:  # fast path: one stack for the whole batch
             x = self.stacks[uniform](x, langs, enc, self_pad, self._stack_caches(cache, uniform))
         else:
-            out = torch.zeros_like(x)
-            split = self._split(ids, x.size(0) // max(enc.out.size(0), 1), cache)
-            subs = cache.sub_langs(langs) if cache is not None else [langs.index_select(r) for _, r, _ in split]
-            for (g, rows, sentences), sub in zip(split, subs, strict=True):
-                y = self.stacks[g](x.index_select(0, rows), sub, enc.index_select(sentences),
-                                   None if self_pad is None else self_pad.index_select(0, rows),
-                                   self._stack_caches(cache, g))
-                out = out.index_copy(0, rows, y)
-            x = out
+            beam = x.size(0) // max(enc.out.size(0), 1)
+            layout = cache.layout(langs) if cache is not None else StackLayout.of(langs, beam)
+            g = layout.groups
+            pads = g.split(self_pad) if self_pad is not None else [None] * len(g.ids)
+            x = g.merge([self.stacks[s](xs, sub, enc.index_select(sents), pad, self._stack_caches(cache, s))
+                         for s, xs, sub, sents, pad in zip(g.ids, g.split(x), layout.sub_langs, layout.sentences,
+                                                           pads, strict=True)])
         if cache is not None:
             cache.step += prev_tokens.size(1)
         return self.output_projection(x)  # (B, T, V)

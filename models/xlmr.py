@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from torch import Tensor, nn
 
 from lsnmt.io import DataError
+from models.config.kinds import KINDS
 from models.lang import LangContext
 from models.ls.lms import LMSConfig, LMSFDConfig, LMSLinear
 from models.meta import meta_device
@@ -169,10 +170,12 @@ class TaskModel(nn.Module):
 
 def build_task_model(encoder: nn.Module, *, task: Literal["ner", "qa"], outputs: int, dropout: float,
                      num_languages: int, method: str | None = None, method_cfg: LMSConfig | None = None) -> TaskModel:
-    """The task model around ``encoder``; ``method`` ``lms`` / ``lms_fd`` inserts LMS into its FFNs."""
+    """The task model around ``encoder``; ``method``, a kind available for the tasks (``Kind.tasks``: LMS,
+    LMS+FD), inserts LMS into its FFNs."""
     if method is not None:
-        if method not in ("lms", "lms_fd") or method_cfg is None:
-            raise ValueError(f"XLM-R tasks take the kinds lms and lms_fd with their config, got {method!r}")
+        if method not in KINDS or not KINDS[method].tasks or method_cfg is None:
+            known = ", ".join(k for k, v in KINDS.items() if v.tasks)
+            raise ValueError(f"XLM-R tasks take the kinds {known} with their config, got {method!r}")
         insert_lms(encoder, method_cfg, num_languages)
     return TaskModel(encoder, outputs, dropout if task == "ner" else 0.0)
 

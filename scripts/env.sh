@@ -15,7 +15,7 @@ if ! .venv/bin/python -c 'import torch' 2>/dev/null; then
 fi
 stamp=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat .venv/.lsnmt-installed 2>/dev/null)" != "$stamp" ]; then
-  .venv/bin/python -m pip install --quiet -e ".[test]"
+  .venv/bin/python -m pip install --quiet -e ".[test]" -c envs/constraints.txt  # the lock: exact versions
   echo "$stamp" > .venv/.lsnmt-installed
 fi
 # shellcheck disable=SC1091

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import time
 from pathlib import Path
 
@@ -24,15 +23,12 @@ import sentencepiece as spm
 import torch
 import yaml
 
-from lsnmt import methods
 from lsnmt.config import Params
 from lsnmt.data import layout
 from lsnmt.decode.translate import load_model, translate_direction
 from lsnmt.io import iter_lines
 from lsnmt.train.corpus import Vocab, load_split
-from lsnmt.train.trainer import train
-from models.build import build_transformer
-from models.ls import criterion
+from lsnmt.train.method import train_method
 
 
 def scores(exp, method: str, model_pt: Path, sentences: int) -> list[tuple[str, str, float, float]]:
@@ -73,15 +69,12 @@ def main() -> None:
                               train=dataclasses.replace(exp.train, **over(args.train)),
                               decode=dataclasses.replace(exp.decode, **over(args.decode)))
     torch.set_num_threads(args.threads)
-    kind, cfg = methods.resolve(exp, args.method)
-    factory = functools.partial(build_transformer, method=kind, method_cfg=cfg)
     work = Path(args.work)
     rows, clock = ["steps\tcpu_seconds\ttest_set\tside\tbleu\tchrf"], 0.0
     for steps in args.steps:
         run = dataclasses.replace(exp, train=dataclasses.replace(exp.train, max_steps=steps))
         start = time.process_time()
-        train(run, layout.bin_dir(exp.name), work / "out", work / "ckpt", model_factory=factory,
-              criterion=criterion(kind), method=methods.record(args.method, kind, cfg))
+        train_method(run, args.method, layout.bin_dir(exp.name), work / "out", work / "ckpt")
         clock += time.process_time() - start
         for name, side, bleu, chrf in scores(run, args.method, work / "out" / "model.pt", args.sentences):
             rows.append(f"{steps}\t{clock:.0f}\t{name}\t{side}\t{bleu:.2f}\t{chrf:.2f}")

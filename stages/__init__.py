@@ -1,4 +1,4 @@
-"""The pipeline's stages, one module each: ``python -m stages.<name>``.
+"""The pipeline's stages, one module per row of the stage table (``lsnmt/graph/table.py``): ``python -m stages.<name>``.
 
 Run so (``sys.argv[0]`` is ``-m`` while Python imports this package, before the stage's module), a stage notes
 SIGTERM / SIGUSR1 from its very start: its imports take seconds (torch), and a signal then would kill it outright;

@@ -5,8 +5,8 @@
 Resumable state lives in ``work/{exp}/ckpt/{method}`` (undeclared: the front ends delete declared
 outputs before a run); the finished model and its curve go to ``results/{exp}/train/{method}``.
 An LSL method with ``architecture: <search>`` (LSL-NAS) reads the layout the ``search`` stage selected
-(``results/{exp}/search``, a declared input of every train job); one with ``dense_steps`` first trains its
-dense model (LSL Sec. 3.3, ``lsnmt/train/pretrain.py``).
+(``results/{exp}/search``, an input of every train job of an experiment that defines a search); one with
+``dense_steps`` first trains its dense model (LSL Sec. 3.3, ``lsnmt/train/pretrain.py``).
 With ``train.gpus_per_node`` > 1 or ``train.nodes`` > 1 the command re-executes itself under
 ``torchrun`` (lsnmt.launch) and every rank runs this same command (DDP). SIGTERM or SIGUSR1 (preemption,
 the end of a SLURM time limit) saves a checkpoint and exits with 128 + the signal number; the next run resumes.
@@ -23,9 +23,7 @@ import torch
 from lsnmt import launch
 from lsnmt.cli import run_method
 from lsnmt.data import layout
-from lsnmt.train.method import setup_method
-from lsnmt.train.pretrain import dense_pretrained
-from lsnmt.train.trainer import Interrupted, train
+from lsnmt.train.method import train_method
 
 log = logging.getLogger("stages.train")
 
@@ -48,17 +46,8 @@ def _relaunch(exp, argv: list[str]) -> None:
 def _train(exp, method: str, argv: list[str]) -> None:
     _relaunch(exp, argv)
     torch.set_num_threads(exp.train.cpu_threads)  # same weights whatever the core count (TrainConfig.cpu_threads)
-    m = setup_method(exp, method)
-    bin_dir, work_dir = layout.bin_dir(exp.name), Path("work") / exp.name / "ckpt" / method
-    factory = m.factory
-    try:
-        if getattr(m.cfg, "dense_steps", 0):
-            factory = dense_pretrained(m.exp, method, m.cfg, bin_dir, work_dir, factory)
-        train(m.exp, bin_dir, Path("results") / exp.name / "train" / method, work_dir, model_factory=factory,
-              criterion=m.criterion, method=m.record)
-    except Interrupted as exc:
-        log.warning("%s", exc)
-        raise SystemExit(128 + exc.signum) from None
+    train_method(exp, method, layout.bin_dir(exp.name), Path("results") / exp.name / "train" / method,
+                 Path("work") / exp.name / "ckpt" / method)  # a stop signal: lsnmt.cli.guarded's exit 128 + signal
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -11,7 +11,8 @@ import yaml
 from lsnmt import methods
 from lsnmt.config import Params
 from lsnmt.typed import ConfigError
-from models.ls import LS_KINDS, criterion
+from models.config.kinds import KINDS
+from models.ls import criterion
 from models.ls.lms import LMSConfig, LMSFDConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +39,7 @@ def test_every_default_method_can_be_listed(tmp_path: Path) -> None:
     params = _load(tmp_path, lambda r: r.__setitem__("methods", ["naive", *names]))
     exp = params.get()
     kinds = {name: methods.resolve(exp, name)[0] for name in params.methods}
-    assert kinds["naive"] is None and set(kinds.values()) - {None} == set(LS_KINDS)
+    assert kinds["naive"] is None and set(kinds.values()) - {None} == set(KINDS)
     assert methods.resolve(exp, "lms_fd")[1] == LMSFDConfig(rank=8, route="share")
     assert criterion("fd") is not None and criterion("lms") is None
 
@@ -174,8 +175,8 @@ def test_a_top_w_sweep_is_one_system_per_w_decoded_from_the_same_training(tmp_pa
     exp = params.get("opus100_clm_enxx")
     assert [s.name for s in methods.systems(exp, "sclm_k94")] == ["sclm_k94"]  # no sweep: one system
     with pytest.raises(ValueError, match="only a CLM model"):
-        methods.with_top_w(LMSConfig(rank=2), 1)
-    assert methods.with_top_w(CLMConfig(features=4), None) == CLMConfig(features=4)
+        methods.with_top_w("lms", LMSConfig(rank=2), 1)
+    assert methods.with_top_w("clm", CLMConfig(features=4), None) == CLMConfig(features=4)
     msg = _error(tmp_path, lambda r: r["experiments"]["opus100_clm_enxx"]["method_cfg"].__setitem__(
         "sclm_w14", {"kind": "clm", "features": 14, "key": "xx"}))
     assert "experiments.opus100_clm_enxx.method_cfg.sclm_w14: is the top-14 sparsity decoding of 'sclm'" in msg

@@ -128,7 +128,7 @@ def test_dense_pretraining_initialises_every_copy(searched: Path, monkeypatch: p
     exp = _exp()
     kind, cfg = methods.resolve(exp, "dense")
     work = Path("work/t/ckpt/dense")
-    factory = dense_pretrained(exp, "dense", cfg, Path("data/t/bin"), work,
+    factory = dense_pretrained(exp, "dense", kind, cfg, Path("data/t/bin"), work,
                                functools.partial(build_transformer, method=kind, method_cfg=cfg))
     dense = ckpt.load(dense_dir(work) / "out" / "model.pt")
     assert dense["step"] == 2 and not any(".langs." in k for k in dense["model"])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import copy_repo, venv_env
+from .conftest import ROOT, copy_repo, venv_env
 from .wiring import dvc_steps, snakemake_steps
 
 
@@ -112,3 +112,43 @@ def test_the_report_reads_the_claim(both) -> None:
         (claim,) = (s for s in front.values() if s.name == "claim")
         (report,) = (s for s in front.values() if s.name == "report")
         assert claim.outs == {"results/default/claim"} and "results/default/claim" in report.deps
+
+
+TOY = '''
+
+STAGES = (*STAGES, Stage(name="toy", log="logs/{exp}/toy.log", deps=("data/{exp}/prepared",),
+                         outs=_outs("results/{exp}/toy"), params=("data",)))
+BY_NAME = {s.name: s for s in STAGES}
+'''
+
+
+def test_a_new_stage_is_one_table_row_and_its_module(tmp_path: Path) -> None:
+    """A toy row appended to the stage table (and its stages/toy.py) is a job of both front ends, with the same
+    command, outputs and inputs, the Snakefile untouched: its rules are made from the table."""
+    import subprocess
+
+    repo = copy_repo(tmp_path / "repo")
+    with (repo / "lsnmt/graph/table.py").open("a", encoding="utf-8") as f:
+        f.write(TOY)
+    (repo / "stages/toy.py").write_text('"""A toy stage."""\n\nfrom lsnmt.cli import run\n', encoding="utf-8")
+    subprocess.run(["python", "-m", "lsnmt.graph.dvc"], cwd=repo, env=venv_env(), check=True)
+    assert (repo / "Snakefile").read_bytes() == (ROOT / "Snakefile").read_bytes()
+    smk, dvc = snakemake_steps(repo, venv_env()), dvc_steps(repo)
+    key = frozenset({"results/default/toy"})
+    assert smk[key].name == dvc[key].name == "toy"
+    assert smk[key].cmd == dvc[key].cmd == "python -m stages.toy --experiment default --log logs/default/toy.log"
+    assert "data/default/prepared" in smk[key].deps and "data/default/prepared" in dvc[key].deps
+    assert {"stages/toy.py", "lsnmt/cli.py"} <= smk[key].deps and "stages/toy.py" in dvc[key].deps
+
+
+def test_a_stage_the_experiment_does_not_define_plans_no_job(tmp_path: Path) -> None:
+    """iwslt14 defines no search, no task and no x-elm: `snakemake -n --config experiment=iwslt14` plans none of
+    those jobs (under SLURM a search job was one GPU for a day that all its trainings waited behind), and no
+    training reads results/iwslt14/search. (DVC's graph is static: there an empty search writes index.json only,
+    tests/test_search.py.)"""
+    repo = copy_repo(tmp_path / "repo")
+    smk = snakemake_steps(repo, venv_env(), "--config", "experiment=iwslt14")
+    names = {s.name for s in smk.values()}
+    assert {"train", "translate", "evaluate", "report"} <= names
+    assert not names & {"search", "task_prep", "task_train", "task_eval", "claim", "lm_data", "lm_expert"}, names
+    assert not [s for s in smk.values() if any("/search" in d for d in s.deps)]

@@ -1,5 +1,6 @@
-"""The claim's figure from ``summary.json``: BLEU and exact match per system, bars with the 95 % bootstrap
-interval as error bars and every seed as a dot (``lsnmt.report.figures``' fixed style: deterministic files)."""
+"""The claim's figure from ``summary.json``: BLEU and exact match per system, bars with the seed-aware 95 %
+bootstrap interval (``lsnmt.claim.bootstrap``) as error bars and every seed as a dot (``lsnmt.report.figures``'
+fixed style: deterministic files)."""
 
 from __future__ import annotations
 
@@ -27,5 +28,7 @@ def draw(summary: Mapping[str, Any], out_dir: Path, stem: str) -> tuple[Path, Pa
             ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
             ax.set_ylabel(label)
             ax.set_ylim(0, 100)
-        fig.suptitle(f"Small-scale claim, {summary['experiment']} (ours only): 95% bootstrap CI, dots = seeds")
+        fig.suptitle(
+            f"Small-scale claims, {summary['experiment']} (ours only): 95% CI over seeds and sentences, dots = seeds"
+        )
         return save(fig, out_dir, stem)

@@ -1,28 +1,36 @@
 """Train one claim job with the real trainer, decode its systems, count its parameters (``lsnmt.claim``).
 
-Training is ``stages/train.py``'s: the method's factory and criterion, dense pre-training for an LSL method with
-``dense_steps``, ``lsnmt.train.trainer.train``. Decoding is ``translate``'s loader (through each route of FD and
+Training is ``stages/train.py``'s: :func:`lsnmt.train.method.train_method` (the kind's batches, its factory and
+criterion, dense pre-training where the kind has it). Decoding is ``translate``'s loader (through each route of FD and
 LMS+FD: ``lsnmt.methods.systems``) and batched beam search on the test split; hypotheses and references are
 token ids written as words (``"17 23 9"``), the strings BLEU and exact match compare.
+
+:func:`run_job` keeps a finished job's result in ``work/<job>/result.json`` under a key of everything that fixes
+it (the task and the job's experiment): an interrupted stage resumes at the job it was training (whose
+checkpoints the trainer resumes), a changed setting retrains only the jobs it changes.
 """
 
 from __future__ import annotations
 
-import functools
+import hashlib
+import json
 import logging
+import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from lsnmt import methods
-from lsnmt.accounting import shared_params, train_params
-from lsnmt.config import Experiment
+from lsnmt.accounting import inference_params, shared_params, train_params
+from lsnmt.claim import setup
+from lsnmt.config import ClaimConfig, Experiment
 from lsnmt.decode.translate import load_model, translate_direction
+from lsnmt.io import write_json
 from lsnmt.train.corpus import Vocab, load_split
-from lsnmt.train.pretrain import dense_pretrained
-from lsnmt.train.trainer import train
+from lsnmt.train.method import train_method
+from lsnmt.typed import to_dict
 from models.build import build_transformer
-from models.ls import criterion
 
 log = logging.getLogger(__name__)
 
@@ -35,13 +43,9 @@ def words(ids: list[int]) -> str:
 
 
 def train_job(exp: Experiment, method: str, bin_dir: Path, work: Path) -> Path:
-    """Train ``method`` of ``exp`` into ``work`` (checkpoints in ``work/ckpt``); return its ``model.pt``."""
-    kind, cfg = methods.resolve(exp, method)
-    factory = functools.partial(build_transformer, method=kind, method_cfg=cfg)
-    if getattr(cfg, "dense_steps", 0):
-        factory = dense_pretrained(exp, method, cfg, bin_dir, work / "ckpt", factory)
-    train(exp, bin_dir, work / "model", work / "ckpt", model_factory=factory, criterion=criterion(kind),
-          method=methods.record(method, kind, cfg))
+    """Train ``method`` of ``exp`` into ``work`` (checkpoints in ``work/ckpt``) as the train stage does; return its
+    ``model.pt``."""
+    train_method(exp, method, bin_dir, work / "model", work / "ckpt")
     return work / "model" / "model.pt"
 
 
@@ -65,8 +69,9 @@ def decode(exp: Experiment, method: str, model_path: Path, bin_dir: Path) -> dic
 
 
 def param_counts(exp: Experiment, method: str, vocab: Vocab) -> dict[str, dict[str, int]]:
-    """``{system: {"total", "shared"}}``: all trained parameters, and those every tested direction uses through
-    the system's route (``lsnmt.accounting.shared_params``)."""
+    """``{system: {"total", "shared", "inference"}}``: all trained parameters, those every tested direction uses
+    through the system's route (``lsnmt.accounting.shared_params``), and those one direction uses at test time,
+    for the costliest direction (``lsnmt.accounting.inference_params``: LSL's |θeff|)."""
     kind = methods.resolve(exp, method)[0]
     pairs = [(vocab.lang_id(s), vocab.lang_id(t)) for s, t in exp.data.train_pairs]
     out = {}
@@ -74,5 +79,42 @@ def param_counts(exp: Experiment, method: str, vocab: Vocab) -> dict[str, dict[s
         model = build_transformer(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
                                   padding_idx=vocab.pad, method=kind,
                                   method_cfg=methods.resolve_system(exp, system)[1])
-        out[system.name] = {"total": train_params(model), "shared": shared_params(model, pairs)}
+        out[system.name] = {"total": train_params(model), "shared": shared_params(model, pairs),
+                            "inference": max(inference_params(model, s, t) for s, t in pairs)}
     return out
+
+
+def job_key(cfg: ClaimConfig, exp: Experiment) -> str:
+    """SHA-256 of the task and of the job's experiment: what fixes a job's result."""
+    blob = {"task": setup.task_key(cfg), "experiment": to_dict(exp)}
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def curve(path: Path) -> list[dict[str, float]]:
+    """``[{step, valid_loss}]`` of a training's ``curve.tsv`` (bits per token), its validations only."""
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
+    head = rows[0]
+    step, valid = head.index("step"), head.index("valid_loss")
+    return [{"step": int(r[step]), "valid_loss": float(r[valid])} for r in rows[1:] if r[valid]]
+
+
+def run_job(cfg: ClaimConfig, exp: Experiment, job: setup.Job, bin_dir: Path, work: Path) -> dict[str, Any]:
+    """``{"systems": {name: {"hyps", "params"}}, "curve", "seconds"}`` of ``job`` (``exp``: its experiment),
+    from ``work/result.json`` when that holds this job's key, else trained, decoded and counted, then kept."""
+    key, path = job_key(cfg, exp), work / "result.json"
+    if path.is_file():
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        if kept.get("key") == key:
+            log.info("claim: %s already measured (%s)", job.name, path)
+            return kept
+    start = time.perf_counter()
+    log.info("claim: training %s (%d updates)", job.name, exp.train.max_steps)
+    model = train_job(exp, job.method, bin_dir, work)
+    counts = param_counts(exp, job.method, Vocab.load(bin_dir))
+    # a dense baseline trains as naive: its one system carries the job's name
+    systems = {(job.system if job.method != job.system else name): {"hyps": hyps, "params": counts[name]}
+               for name, hyps in decode(exp, job.method, model, bin_dir).items()}
+    result = {"key": key, "systems": systems, "curve": curve(work / "model" / "curve.tsv"),
+              "seconds": time.perf_counter() - start}
+    write_json(path, result)
+    return result

@@ -1,9 +1,9 @@
 """The claim's task, data and per-job experiment (``lsnmt.claim``).
 
 The task is :class:`lsnmt.data.synthetic.Task` over ``claim.languages`` (pivot first), trained and tested
-pivot-centric. Every job ``(method, seed)`` is an :class:`~lsnmt.config.Experiment` with the claim's model and
-training (``train.seed`` = the job's seed) and one ``method_cfg`` entry, so that the trainer, ``lsnmt.methods``
-and ``translate``'s loader run unchanged.
+pivot-centric. Every job ``(system, seed)`` is an :class:`~lsnmt.config.Experiment` with the claim's model (a
+dense baseline's: with its overrides) and training (``train.seed`` = the job's seed) and at most one
+``method_cfg`` entry, so that the trainer, ``lsnmt.methods`` and ``translate``'s loader run unchanged.
 """
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from lsnmt.config import ClaimConfig, DataConfig, DecodeConfig, Experiment, SourceConfig
+from lsnmt.config import ClaimConfig, DataConfig, DecodeConfig, Experiment, ModelConfig, SourceConfig
 from lsnmt.data.synthetic import Task, pivot_centric, write_shards
 from lsnmt.methods import NAIVE
+from lsnmt.typed import to_dict
 
 MAX_LEN_A, MAX_LEN_B = 1.0, 4
 """Hypotheses stop at ``|x| + 4`` tokens: a target has as many words as its source (``|x|`` counts the tag)."""
@@ -22,19 +24,27 @@ MAX_LEN_A, MAX_LEN_B = 1.0, 4
 
 @dataclass(frozen=True)
 class Job:
-    """One training: ``method`` (``naive`` or a key of ``claim.methods``) with ``seed``."""
+    """One training: ``system`` (``naive``, a key of ``claim.dense`` or of ``claim.methods``) with ``seed``;
+    ``method`` is what trains it (``naive`` for a dense model)."""
 
+    system: str
     method: str
     seed: int
 
     @property
     def name(self) -> str:
-        return f"{self.method}-s{self.seed}"
+        return f"{self.system}-s{self.seed}"
 
 
 def task(cfg: ClaimConfig) -> Task:
-    return Task(languages=cfg.languages, concepts=cfg.concepts, reverse=cfg.reverse, min_len=cfg.min_len,
-                max_len=cfg.max_len, seed=cfg.task_seed)
+    return Task(languages=cfg.languages, concepts=cfg.concepts, reverse=cfg.reverse, scramble=cfg.scramble,
+                min_len=cfg.min_len, max_len=cfg.max_len, seed=cfg.task_seed)
+
+
+def task_key(cfg: ClaimConfig) -> dict[str, Any]:
+    """Everything that fixes the task's shards (a work dir of another task is not resumed)."""
+    keys = ("languages", "concepts", "reverse", "scramble", "min_len", "max_len", "task_seed", "sentences")
+    return {k: to_dict(getattr(cfg, k)) for k in keys}
 
 
 def directions(cfg: ClaimConfig) -> list[tuple[str, str]]:
@@ -48,8 +58,14 @@ def write_data(cfg: ClaimConfig, bin_dir: Path) -> Path:
 
 
 def jobs(cfg: ClaimConfig) -> list[Job]:
-    """Naive and every method, for every seed."""
-    return [Job(m, s) for s in cfg.seeds for m in (NAIVE, *cfg.methods)]
+    """Naive, every dense model and every method, for every seed."""
+    return [Job(n, m, s) for s in cfg.seeds
+            for n, m in ((NAIVE, NAIVE), *((d, NAIVE) for d in cfg.dense), *((m, m) for m in cfg.methods))]
+
+
+def model(cfg: ClaimConfig, job: Job) -> ModelConfig:
+    """The base model, or a dense baseline's shape."""
+    return dataclasses.replace(cfg.model, **cfg.dense[job.system]) if job.system in cfg.dense else cfg.model
 
 
 def experiment(name: str, cfg: ClaimConfig, job: Job) -> Experiment:
@@ -59,6 +75,6 @@ def experiment(name: str, cfg: ClaimConfig, job: Job) -> Experiment:
                       sources=(SourceConfig(name="synthetic", kind="embedded", splits=("train", "valid", "test")),),
                       citation="synthetic task (lsnmt.data.synthetic)")
     method_cfg = {} if job.method == NAIVE else {job.method: dict(cfg.methods[job.method])}
-    return Experiment(name=name, data=data, model=cfg.model, train=dataclasses.replace(cfg.train, seed=job.seed),
+    return Experiment(name=name, data=data, model=model(cfg, job), train=dataclasses.replace(cfg.train, seed=job.seed),
                       decode=DecodeConfig(beam=cfg.beam, max_len_a=MAX_LEN_A, max_len_b=MAX_LEN_B),
                       method_cfg=method_cfg)

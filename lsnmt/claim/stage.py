@@ -2,12 +2,16 @@
 
 Writes ``{out}/summary.json`` (everything measured, the config and the CPU time), ``summary.md`` (the table,
 :mod:`lsnmt.claim.table`) and ``figure.{png,pdf}`` (:mod:`lsnmt.claim.figure`), atomically; shards, checkpoints
-and models go to ``work`` (undeclared), emptied first so that nothing of another configuration is resumed. An
-experiment without a ``claim`` section gets ``summary.json`` and ``summary.md`` saying "not configured".
+and models go to ``work`` (undeclared). The stage resumes: ``work`` is kept while it holds the same task
+(``work/task.json``, else emptied), each finished job's result is kept under the key of its settings
+(:func:`lsnmt.claim.measure.run_job`) and an unfinished job's training resumes from its checkpoint, bit for bit
+on CPU. An experiment without a ``claim`` section gets ``summary.json`` and ``summary.md`` saying "not
+configured".
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import time
@@ -15,14 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from tqdm import tqdm
 
 from lsnmt import methods
-from lsnmt.claim import figure, measure, setup, stats, table
+from lsnmt.claim import claims, figure, measure, setup, stats, table
 from lsnmt.config import ClaimConfig, Experiment
 from lsnmt.io import atomic_dir, atomic_write, write_json
 from lsnmt.methods import NAIVE
-from lsnmt.train.corpus import Vocab
+from lsnmt.progress import progress
 from lsnmt.typed import to_dict
 from models.config.kinds import routes
 
@@ -46,29 +49,27 @@ def not_configured(exp: Experiment) -> dict[str, Any]:
     return {"status": "not configured", "reason": reason, "experiment": exp.name}
 
 
-def _system(exp: Experiment, cfg: ClaimConfig, job: setup.Job, system: methods.System) -> dict[str, Any]:
-    """What a system is: its method, kind, route (FD and LMS+FD) and the method's settings as configured."""
+def system_record(cfg: ClaimConfig, exp: Experiment, job: setup.Job, system: methods.System) -> dict[str, Any]:
+    """What a system is: its method, kind, route (FD and LMS+FD), settings as configured, whether it is a dense
+    baseline (``claim.dense``: naive with its shape overrides as settings)."""
+    if job.system in cfg.dense:
+        return {"method": NAIVE, "kind": None, "route": None, "settings": dict(cfg.dense[job.system]), "dense": True}
     kind, mcfg = methods.resolve_system(exp, system)
     route = mcfg.route if routes(kind) else None
     settings = to_dict(cfg.methods[job.method]) if job.method != NAIVE else {}
-    return {"method": job.method, "kind": kind, "route": route, "settings": settings}
+    return {"method": job.method, "kind": kind, "route": route, "settings": settings, "dense": False}
 
 
-def _first(systems: dict[str, Any], kind: str, route: str | None = None) -> str | None:
-    return next((n for n, s in systems.items() if s["kind"] == kind and (route is None or s["route"] == route)),
-                None)
-
-
-def _orderings(systems: dict[str, Any], compare) -> tuple[list, list]:
-    """The three orderings of the papers and the extra comparison they need (LMS against FD-Share)."""
-    lms, lsl, fd = _first(systems, "lms"), _first(systems, "lsl"), _first(systems, "fd", "share")
-    vs = {n: compare(n, NAIVE) for n in systems if n != NAIVE}
-    extra = [compare(lms, fd)] if lms and fd else []
-    out = [stats.ordering("LMS > naive", [vs.get(lms)], "no method of kind lms in claim.methods"),
-           stats.ordering("LSL > naive", [vs.get(lsl)], "no method of kind lsl in claim.methods"),
-           stats.ordering("naive < FD-Share < LMS", [vs.get(fd), extra[0] if extra else None],
-                          "needs a method of kind fd and one of kind lms in claim.methods")]
-    return [*vs.values(), *extra], out
+def prepare_work(cfg: ClaimConfig, work: Path) -> Path:
+    """``work/bin``, the task's shards: kept when ``work/task.json`` names this task, else ``work`` is emptied
+    (no checkpoint or result of another task is resumed) and the shards written; returns the shards' folder."""
+    marker, key = work / "task.json", json.loads(json.dumps(setup.task_key(cfg)))
+    if marker.is_file() and json.loads(marker.read_text(encoding="utf-8")) == key:
+        return work / "bin"
+    shutil.rmtree(work, ignore_errors=True)
+    setup.write_data(cfg, work / "bin")
+    write_json(marker, key)  # after the shards: an interrupted write is redone
+    return work / "bin"
 
 
 def measure_claim(exp: Experiment, work: Path) -> dict[str, Any]:
@@ -76,42 +77,45 @@ def measure_claim(exp: Experiment, work: Path) -> dict[str, Any]:
     cfg = exp.claim
     assert cfg is not None
     wall, cpu = time.perf_counter(), time.process_time()
-    shutil.rmtree(work, ignore_errors=True)
-    bin_dir = setup.write_data(cfg, work / "bin")
-    vocab = Vocab.load(bin_dir)
+    bin_dir = prepare_work(cfg, work)
     refs: dict[str, list[str]] | None = None
     systems: dict[str, dict[str, Any]] = {}
     runs: dict[str, dict[int, dict[str, list[str]]]] = {}
-    timing: dict[str, float] = {}
-    for job in tqdm(setup.jobs(cfg), desc="claim", unit="job"):
-        start = time.perf_counter()
+    curves, timing = {}, {}
+    for job in progress(setup.jobs(cfg), "claim", unit="job"):
         jexp = setup.experiment(exp.name, cfg, job)
-        log.info("claim: training %s (%d updates)", job.name, cfg.train.max_steps)
-        model = measure.train_job(jexp, job.method, bin_dir, work / job.name)
+        result = measure.run_job(cfg, jexp, job, bin_dir, work / job.name)
         refs = refs or measure.references(jexp, bin_dir)
-        counts = measure.param_counts(jexp, job.method, vocab)
-        for name, hyps in measure.decode(jexp, job.method, model, bin_dir).items():
-            system = next(s for s in methods.systems(jexp, job.method) if s.name == name)
-            systems.setdefault(name, {**_system(jexp, cfg, job, system), "params": counts[name]})
-            runs.setdefault(name, {})[job.seed] = hyps
-        timing[job.name] = time.perf_counter() - start
+        for system in methods.systems(jexp, job.method):
+            name = job.system if job.system in cfg.dense else system.name
+            record = {**system_record(cfg, jexp, job, system), "params": result["systems"][name]["params"]}
+            systems.setdefault(name, record)
+            runs.setdefault(name, {})[job.seed] = result["systems"][name]["hyps"]
+        curves[job.name], timing[job.name] = result["curve"], result["seconds"]
     assert refs is not None
-    b = {"samples": cfg.bootstrap_samples, "seed": cfg.bootstrap_seed}
+    b = {"samples": cfg.bootstrap_samples, "seed": cfg.bootstrap_seed, "over_seeds": cfg.resample_seeds}
     for name, s in systems.items():
         s.update(stats.system_summary(runs[name], refs, cfg.seeds, **b))
+    done: dict[tuple[str, str], dict[str, Any]] = {}
 
     def compare(a: str, base: str) -> dict[str, Any]:
-        return stats.compare(runs[a], runs[base], refs, cfg.seeds, alpha=cfg.significance, names=(a, base), **b)
+        if (a, base) not in done:
+            done[a, base] = stats.compare(runs[a], runs[base], refs, cfg.seeds, alpha=cfg.significance,
+                                          names=(a, base), **b)
+        return done[a, base]
 
-    comparisons, orderings = _orderings(systems, compare)
-    for o in orderings:
-        log.info("claim: %s: %s (%s)", o["claim"], o["status"], o["because"])
+    for name in systems:
+        if name != NAIVE:
+            compare(name, NAIVE)
+    verdicts = [claims.verdict(c, systems, compare, cfg.dense_tolerance) for c in claims.CLAIMS]
+    for v in verdicts:
+        log.info("claim: %s: %s (%s)", v["claim"], v["status"], v["because"])
     return {"status": "measured", "experiment": exp.name, "baseline": NAIVE, "config": to_dict(cfg),
-            "directions": list(refs),
-            "items": len(cfg.seeds) * sum(len(r) for r in refs.values()), "order": list(systems), "systems": systems,
-            "comparisons": comparisons, "orderings": orderings,
+            "directions": list(refs), "items": len(cfg.seeds) * sum(len(r) for r in refs.values()),
+            "order": list(systems), "systems": systems, "comparisons": list(done.values()), "claims": verdicts,
+            "curves": curves,
             "timing": {"wall_seconds": time.perf_counter() - wall, "cpu_seconds": time.process_time() - cpu,
-                       "cpu_threads": cfg.cpu_threads, "jobs": timing}}
+                       "cpu_threads": cfg.cpu_threads, "jobs": timing, "train_seconds": sum(timing.values())}}
 
 
 def run_claim(exp: Experiment, out: Path, work: Path) -> dict[str, Any]:

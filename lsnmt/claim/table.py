@@ -1,13 +1,18 @@
-"""The claim's table and caption, rendered from ``summary.json`` (the stage's ``summary.md`` and the report's
-``tables/ours/claim-<exp>``). No torch: the report imports it."""
+"""The claim's tables and caption, rendered from ``summary.json`` (the stage's ``summary.md`` and the report's
+``tables/ours/claim-<exp>``): the claims with their sources and verdicts, then every system's scores. No torch:
+the report imports it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-HEADER = ["system", "method", "params total", "params shared", "BLEU [95% CI]", "exact % [95% CI]",
-          "Δ BLEU vs naive [95% CI]", "p", "Δ exact vs naive [95% CI]", "verdict"]
+from lsnmt.methods import NAIVE
+
+CLAIM_HEADER = ["claim", "source", "compared", "parameters", "Δ BLEU [95% CI]", "p", "Δ exact [95% CI]",
+                "seeds better", "verdict"]
+SYSTEM_HEADER = ["system", "method", "params total", "params shared", "params per direction", "BLEU [95% CI]",
+                 "exact % [95% CI]", "BLEU per seed", "Δ BLEU vs naive [95% CI]"]
 
 
 def _ci(x: float, ci: list[float], signed: bool = False) -> str:
@@ -16,64 +21,72 @@ def _ci(x: float, ci: list[float], signed: bool = False) -> str:
 
 
 def method(s: Mapping[str, Any]) -> str:
-    """``kind: key value, …`` of a system's method entry, with its route."""
+    """``kind: key value, …`` of a system's method entry, with its route; a dense baseline's shape."""
     if s["kind"] is None:
-        return "naive (the shared model alone)"
+        if s.get("dense"):
+            return "naive, " + ", ".join(f"{k} {v}" for k, v in s["settings"].items())
+        return "naive (the base model alone)"
     parts = [f"{k} {v}" for k, v in s["settings"].items() if k not in ("kind", "route")]
     parts += [f"route {s['route']}"] if s["route"] else []
     return f"{s['kind']}: {', '.join(parts)}" if parts else s["kind"]
 
 
-def verdict(c: Mapping[str, Any]) -> str:
-    t, n = c["bleu"], len(c["per_seed"])
-    if t["significant"] is None:
-        return f"n/a ({t['degenerate']})"
-    if not t["significant"]:
-        return f"not significant ({c['seeds_better']}/{n} seeds better)"
-    return f"{'better' if t['delta'] > 0 else 'worse'} ({c['seeds_better']}/{n} seeds better)"
+def _comparison(summary: Mapping[str, Any], system: str | None, baseline: str | None) -> Mapping[str, Any] | None:
+    return next((c for c in summary["comparisons"] if c["system"] == system and c["baseline"] == baseline), None)
 
 
-def rows(summary: Mapping[str, Any]) -> list[list[str]]:
+def claim_rows(summary: Mapping[str, Any]) -> list[list[str]]:
+    """One row per claim: its source, the systems compared and their counts, the differences, the verdict."""
     out = []
-    vs = {c["system"]: c for c in summary["comparisons"] if c["baseline"] == summary["baseline"]}
-    for name in summary["order"]:  # summary.json's keys are sorted
-        s = summary["systems"][name]
-        line = [name, method(s), f"{s['params']['total']:,}", f"{s['params']['shared']:,}",
-                _ci(s["bleu"], s["bleu_ci"]), _ci(s["exact"], s["exact_ci"])]
-        c = vs.get(name)
+    for v in summary["claims"]:
+        c = _comparison(summary, v["system"], v["baseline"])
+        compared = f"{v['system']} vs {v['baseline']}" if v["baseline"] else (v["system"] or "")
+        line = [v["claim"], v["source"], compared, v["parameters"]]
         if c is None:
-            line += ["(baseline)", "", "", ""]
+            line += ["", "", "", ""]
         else:
             p = "n/a" if c["bleu"]["p"] is None else f"{c['bleu']['p']:.3g}"
             line += [_ci(c["bleu"]["delta"], c["bleu"]["ci"], True), p,
-                     _ci(c["exact"]["delta"], c["exact"]["ci"], True), verdict(c)]
-        out.append(line)
+                     _ci(c["exact"]["delta"], c["exact"]["ci"], True), f"{c['seeds_better']}/{len(c['per_seed'])}"]
+        out.append([*line, f"{v['status']}" + ("" if v["status"] == "shown" else f" ({v['because']})")])
+    return out
+
+
+def system_rows(summary: Mapping[str, Any]) -> list[list[str]]:
+    out = []
+    for name in summary["order"]:  # summary.json's keys are sorted
+        s, c = summary["systems"][name], _comparison(summary, name, NAIVE)
+        p = s["params"]
+        seeds = ", ".join(f"{r['bleu']:.1f}" for r in s["per_seed"].values())
+        line = [name, method(s), f"{p['total']:,}", f"{p['shared']:,}", f"{p['inference']:,}",
+                _ci(s["bleu"], s["bleu_ci"]), _ci(s["exact"], s["exact_ci"]), seeds]
+        out.append([*line, "(baseline)" if c is None else _ci(c["bleu"]["delta"], c["bleu"]["ci"], True)])
     return out
 
 
 def caption(summary: Mapping[str, Any]) -> str:
-    """What was measured: task, model, updates, seeds, bootstrap; ours only."""
+    """What was measured: task, model, the fixed budget, seeds, the bootstrap; ours only."""
     cfg, m, t = summary["config"], summary["config"]["model"], summary["config"]["train"]
     langs = cfg["languages"]
-    rev = ", ".join(cfg["reverse"]) or "none"
+    order = "; ".join(f"{k}: {', '.join(cfg.get(k, [])) or 'none'}" for k in ("reverse", "scramble"))
     sent = cfg["sentences"]
-    return (f"Ours only (no paper counterpart): the small-scale claim of LMS-FD Sec. 1 and LSL Sec. 1 on the "
-            f"synthetic task of lsnmt.data.synthetic (experiment `{summary['experiment']}`): {len(langs)} languages "
-            f"({', '.join(langs)}; reversed word order: {rev}) of {cfg['concepts']} concepts each, sentences of "
-            f"{cfg['min_len']}-{cfg['max_len']} concepts, {sent['train']} training and {sent['test']} test sentences "
-            f"per direction, {len(summary['directions'])} {langs[0]}-centric directions. Every method trains the same "
-            f"base Transformer ({m['embed_dim']}/{m['ffn_dim']}, {m['heads']} heads, {m['encoder_layers']}+"
-            f"{m['decoder_layers']} layers; LS methods add parameters on top; 'shared' counts the parameters every "
-            f"direction uses) for {t['max_steps']:,} updates of {t['max_tokens']:,} tokens, seeds "
-            f"{', '.join(map(str, cfg['seeds']))}. BLEU (sacreBLEU on token ids, tokenize none) and exact match "
-            f"over all seeds and directions ({summary['items']:,} test items per system), beam {cfg['beam']}; "
-            f"paired bootstrap against naive (lsnmt.eval.significance, {cfg['bootstrap_samples']:,} resamples, "
-            f"alpha {cfg['significance']}), 95% intervals from the resampled deltas. An ordering is shown when the "
-            f"difference is positive, significant and holds on every seed. Equal updates, not convergence.")
-
-
-def orderings(summary: Mapping[str, Any]) -> list[str]:
-    return [f"- **{o['claim']}**: {o['status']} ({o['because']})" for o in summary["orderings"]]
+    resampled = "seeds and sentences" if cfg.get("resample_seeds", True) else "sentences"
+    return (
+        f"Ours only (no paper counterpart): the papers' claims at small scale on the synthetic task of "
+        f"lsnmt.data.synthetic (experiment `{summary['experiment']}`): {len(langs)} languages ({', '.join(langs)}; "
+        f"word order {order}) of {cfg['concepts']} concepts each, sentences of {cfg['min_len']}-{cfg['max_len']} "
+        f"concepts, {sent['train']} training and {sent['test']} test sentences per direction, "
+        f"{len(summary['directions'])} {langs[0]}-centric directions. Naive is the base Transformer "
+        f"({m['embed_dim']}/{m['ffn_dim']}, {m['heads']} heads, {m['encoder_layers']}+{m['decoder_layers']} layers); "
+        f"LS methods add their parameters to it, dense baselines widen it; 'shared' counts the parameters every "
+        f"direction uses, 'per direction' those one direction uses at test time. Fixed budget: every job trains "
+        f"{t['max_steps']:,} updates of {t['max_tokens']:,} tokens (lr {t['lr']}, {t['warmup_steps']} warm-up "
+        f"updates), seeds {', '.join(map(str, cfg['seeds']))}. BLEU (sacreBLEU on token ids, tokenize none) and "
+        f"exact match over all seeds and directions ({summary['items']:,} test items per system), beam "
+        f"{cfg['beam']}. Intervals: 95% percentile intervals of a two-stage bootstrap ({cfg['bootstrap_samples']:,} "
+        f"resamples of {resampled}, each sentence with its outputs in every direction and seed: lsnmt.claim.bootstrap"
+        f"), both systems of a comparison on the same resamples; p: sacreBLEU's paired-bootstrap p on them. A claim "
+        f"is shown when the interval of its BLEU difference lies above 0 and it holds on every seed.")
 
 
 def md_table(header: list[str], body: list[list[str]]) -> str:
@@ -83,15 +96,23 @@ def md_table(header: list[str], body: list[list[str]]) -> str:
                       *("| " + " | ".join(r) + " |" for r in esc[1:])])
 
 
+def _saturation(summary: Mapping[str, Any]) -> str:
+    """Naive's validation loss along the budget, per seed (whether it still learns at the end)."""
+    rows = [f"s{k.rsplit('-s', 1)[1]}: " + ", ".join(f"{p['valid_loss']:.3f} @{p['step']}" for p in curve)
+            for k, curve in summary.get("curves", {}).items() if k.rsplit("-s", 1)[0] == NAIVE]
+    return f"Naive's validation loss (bits per token) along the budget: {'; '.join(rows)}." if rows else ""
+
+
 def markdown(summary: Mapping[str, Any], figure: str | None = None) -> str:
-    """The whole table with its caption, the orderings and the figure link; "not configured" says so."""
+    """Both tables with the caption, naive's curve and the figure link; "not configured" says so."""
     if summary.get("status") != "measured":
-        return f"# Small-scale claim (ours only)\n\nNot measured: {summary.get('reason', 'not configured')}.\n"
+        return f"# Small-scale claims (ours only)\n\nNot measured: {summary.get('reason', 'not configured')}.\n"
     t = summary["timing"]
-    parts = ["# Small-scale claim: language-specific capacity vs naive (ours only)", "", f"*{caption(summary)}*", "",
-             md_table(HEADER, rows(summary)), "", "Orderings (BLEU):", "", *orderings(summary), "",
-             f"Measured in {t['wall_seconds']:.0f} s wall, {t['cpu_seconds']:.0f} s CPU "
-             f"({t['cpu_threads']} thread(s)).", ""]
+    parts = ["# The papers' claims at small scale (ours only)", "", f"*{caption(summary)}*", "",
+             md_table(CLAIM_HEADER, claim_rows(summary)), "", md_table(SYSTEM_HEADER, system_rows(summary)), "",
+             _saturation(summary), "",
+             f"Measured in {t['wall_seconds']:.0f} s wall, {t['cpu_seconds']:.0f} s CPU ({t['cpu_threads']} "
+             f"thread(s)); the jobs took {t.get('train_seconds', 0):.0f} s when they ran.", ""]
     if figure:
         parts += [f"![BLEU and exact match per system]({figure})", ""]
     return "\n".join(parts)

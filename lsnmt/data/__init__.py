@@ -1,0 +1,1 @@
+"""Data stages' code: download, prepare, sample, SentencePiece, encode (the layout: :mod:`lsnmt.data.layout`)."""

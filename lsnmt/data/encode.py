@@ -15,11 +15,11 @@ import shutil
 from pathlib import Path
 
 import sentencepiece as spm
-from tqdm import tqdm
 
 from lsnmt.config import Experiment
 from lsnmt.data.shards import ShardWriter
 from lsnmt.io import atomic_dir, iter_lines, write_json
+from lsnmt.progress import progress
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +93,8 @@ def encode(exp: Experiment, spm_dir: Path, sampled: Path, prepared: Path, out: P
         shards = {}
         ctx = mp.get_context("spawn")
         with ctx.Pool(workers) as pool:
-            for prefix, n, tokens in tqdm(pool.imap_unordered(encode_file, todo), total=len(todo),
-                                          desc="encode", disable=None):
+            for prefix, n, tokens in progress(pool.imap_unordered(encode_file, todo), "encode",
+                                              total=len(todo), unit="file"):
                 shards[str(Path(prefix).relative_to(tmp))] = {"sentences": n, "tokens": tokens}
         meta = {"vocab_size": sp.get_piece_size(), "bos": sp.bos_id(), "pad": sp.pad_id(), "eos": sp.eos_id(),
                 "unk": sp.unk_id(), "languages": list(exp.data.languages), "shards": dict(sorted(shards.items()))}

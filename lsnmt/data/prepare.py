@@ -43,14 +43,13 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
-from tqdm import tqdm
-
 from lsnmt.config import Experiment, PrepareConfig, SourceConfig
 from lsnmt.data import layout
 from lsnmt.data.heldout import split_off
 from lsnmt.data.tags import add_tags, tag_tokens
 from lsnmt.io import DataError, atomic_dir, check_parallel, iter_lines, write_json
 from lsnmt.languages import UNSPACED
+from lsnmt.progress import progress
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +172,7 @@ def prepare_train(exp: Experiment, raw: Path, out: Path, removed: Removed) -> di
     read: dict[str, list[str]] = {}
     todo = set(exp.data.train_pairs)
     for src in (s for s in exp.data.sources if "train" in s.splits):
-        for s, t in tqdm(sorted(todo), desc=f"prepare {src.name}", disable=None):
+        for s, t in progress(sorted(todo), f"prepare {src.name}", unit="pair"):
             if (t, s) in todo and t < s:
                 continue  # handled together with (t, s)
             files = layout.find_pair(raw, "train", src.name, s, t)

@@ -49,10 +49,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from lsnmt.config import Experiment, PerSourceSampling
 from lsnmt.io import DataError, atomic_dir, count_lines, write_json
+from lsnmt.progress import progress
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +190,7 @@ def sample(exp: Experiment, prepared: Path, out: Path, masks: Masks | None = Non
     stats = plan(exp, prepared, masks)
     with atomic_dir(out) as tmp:
         (tmp / "train").mkdir()
-        for direction, st in tqdm(stats.items(), desc="sample", disable=None):
+        for direction, st in progress(stats.items(), "sample", unit="direction"):
             with open(tmp / "train" / f"{direction}.src", "wb") as fs, \
                  open(tmp / "train" / f"{direction}.tgt", "wb") as ft:
                 for corpus, c in st["corpora"].items():

@@ -8,10 +8,12 @@ learn a task whose answer is known. Here every "language" ``l`` renders one shar
 
 ``lex_l`` is a fixed random injection of the concepts into language ``l``'s own block of token ids (languages
 share no token, like languages with different scripts, so the source language can be read off the tokens), and
-``order_l`` is the identity or the reversal (``reverse``). Translating ``s -> t`` therefore needs the two
-lexicons and the two word orders: knowledge specific to each language, which a shared model must hold for all
-of them at once. With ``concepts`` large and the model small, shared capacity runs short (the setting of
-LMS-FD Sec. 1 and LSL Sec. 1, at toy scale).
+``order_l`` is the identity, the reversal (``reverse``) or, for a *scrambled* language (``scramble``), a fixed
+random permutation of the ``n`` positions for each sentence length ``n``: a word order that no other language
+shares. Translating ``s -> t`` therefore needs the two lexicons and the two word orders: knowledge specific to each
+language, which a shared model must hold for all of them at once (the setting of LMS-FD Sec. 1 and LSL Sec. 1, at
+toy scale). The lexicon alone is learnt into each language's own embeddings; the word orders of scrambled
+languages must be held by the shared layers.
 
 Token ids, as the encode stage lays them out (``meta.json``)::
 
@@ -43,18 +45,29 @@ class Task:
     """``C``: distinct concepts (words per language)."""
     reverse: tuple[str, ...] = ()
     """Languages that write their words in reverse order."""
+    scramble: tuple[str, ...] = ()
+    """Languages that write the ``n`` words of a sentence in their own fixed order for each length ``n``."""
     min_len: int = 3
     max_len: int = 7
     seed: int = 0
     lexicons: np.ndarray = field(init=False, repr=False)
     """``(L, C)`` token id of concept ``c`` in language ``l``."""
+    orders: dict[tuple[str, int], np.ndarray] = field(init=False, repr=False)
+    """``(language, n)`` -> the positions a scrambled language writes a sentence of ``n`` concepts in."""
 
     def __post_init__(self) -> None:
+        if both := sorted(set(self.reverse) & set(self.scramble)):
+            raise ValueError(f"{both[0]!r} is both reversed and scrambled: a language has one word order")
         rng = np.random.default_rng([self.seed, 7])
         base = SPECIALS + len(self.languages)
         lex = np.stack([base + i * self.concepts + rng.permutation(self.concepts)
                         for i in range(len(self.languages))])
         object.__setattr__(self, "lexicons", lex)
+        orders: dict[tuple[str, int], np.ndarray] = {}
+        for lang in self.scramble:  # a generator of their own: the lexicons do not change with `scramble`
+            order_rng = np.random.default_rng([self.seed, 11, self.languages.index(lang)])
+            orders |= {(lang, n): order_rng.permutation(n) for n in range(self.min_len, self.max_len + 1)}
+        object.__setattr__(self, "orders", orders)
 
     @property
     def vocab_size(self) -> int:
@@ -67,6 +80,8 @@ class Task:
     def render(self, lang: str, concepts: np.ndarray) -> list[int]:
         """Language ``lang``'s words for the concept sequence ``concepts``."""
         words = self.lexicons[self.languages.index(lang)][concepts]
+        if lang in self.scramble:
+            return words[self.orders[lang, len(concepts)]].tolist()
         return (words[::-1] if lang in self.reverse else words).tolist()
 
     def draw(self, n: int, rng: np.random.Generator) -> list[np.ndarray]:

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from models.lang import LangContext
+from models.lang import LangContext, to_device
 from models.transformer import DecoderCache, EncoderOut
 
 CHECK_EVERY = 4
@@ -143,16 +144,18 @@ class LiveBatch:
         return step > 0 and step % self.check_every == 0
 
     def drop_finished(self, done: Tensor) -> Tensor | None:
-        """Drop the sentences with ``done (B_live,)`` set (a host read): the live positions kept, empty when none
-        is left (then nothing changes), ``None`` when all are kept."""
-        keep = (~done).nonzero().squeeze(1)
-        if keep.numel() == 0 or keep.numel() == done.numel():
-            return None if keep.numel() else keep
+        """Drop the sentences with ``done (B_live,)`` set (one host read): the live positions kept, empty when
+        none is left (then nothing changes), ``None`` when all are kept. The kept positions are known on the
+        host, so the sentences' languages and the decoder's layout follow without another read."""
+        kept = np.flatnonzero(~done.cpu().numpy())
+        if len(kept) == 0 or len(kept) == len(done):
+            return None if len(kept) else done.new_zeros(0, dtype=torch.long)
+        keep = to_device(kept, done.device)
         self.alive = self.alive.index_select(0, keep)
         self.enc = self.enc.index_select(keep)
-        self.langs = self.langs.index_select(keep)
+        self.langs = self.langs.index_select(keep, kept)
         self.row_langs = self.langs.repeat_interleave(self.beam) if self.beam > 1 else self.langs
-        self.cache.select_(self.rows(keep), keep)
+        self.cache.select_(self.rows(keep), keep, self.row_langs)
         return keep
 
 

@@ -35,7 +35,6 @@ from pathlib import Path
 import numpy as np
 import sentencepiece as spm
 import torch
-from tqdm import tqdm
 
 from lsnmt.config import Experiment
 from lsnmt.data.layout import test_set_subdir
@@ -43,6 +42,7 @@ from lsnmt.decode.beam import beam_search
 from lsnmt.decode.common import max_lengths
 from lsnmt.io import atomic_dir, write_json
 from lsnmt.methods import bind, resolve, systems, with_route, with_top_w
+from lsnmt.progress import progress
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.corpus import Direction, Vocab, load_split
 from models.build import build_transformer
@@ -68,7 +68,7 @@ def load_model(exp: Experiment, method: str, model_path: Path, vocab: Vocab,
     state = ckpt.load(model_path, remedy=f"rerun the train stage of {method} (its checkpoints are in work/)")
     kind, cfg = resolve(exp, method)  # the method's config fixes its inference route (e.g. FD: shared)
     cfg = with_route(kind, bind(exp, method, kind, cfg, stored=state.get("config", {}).get("method")), route)
-    cfg = with_top_w(cfg, top_w)
+    cfg = with_top_w(kind, cfg, top_w)
     model = build_transformer(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
                               padding_idx=vocab.pad, method=kind, method_cfg=cfg)
     model.load_state_dict(state["model"])
@@ -165,7 +165,7 @@ def translate_set(model: torch.nn.Module, exp: Experiment, vocab: Vocab, sp: spm
     (module docstring); return line counts."""
     out.mkdir(parents=True, exist_ok=True)
     counts, cut = {}, {}
-    for direction in tqdm(directions, desc="translate", disable=None):
+    for direction in progress(directions, "translate", unit="direction"):
         hyps, cut[direction.name] = decode_direction(model, direction, exp, vocab, device)
         with open(out / f"{direction.name}.hyp", "w", encoding="utf-8", newline="\n") as fh:
             fh.writelines(sp.decode(h).replace("\n", " ") + "\n" for h in hyps)

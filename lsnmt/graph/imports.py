@@ -1,17 +1,25 @@
 """The code a stage runs: every repository module its ``stages.<name>`` module imports, transitively.
 
 Read from the source with :mod:`ast` (nothing is imported, so no torch); every ``import`` statement counts,
-function-local ones included. Only the repository's own packages (``lsnmt``, ``models``, ``stages``) are followed.
+function-local ones included. The kind table (``models.config.kinds``) names each kind's builder and criterion as
+``"module:attribute"`` strings, imported when a model is built: a stage that runs a loader of them
+(:data:`LOADERS`) runs every module such a string in its code names. Only the repository's own packages
+(``lsnmt``, ``models``, ``stages``) are followed.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("lsnmt", "models", "stages")
+REFERENCE = re.compile(rf"^((?:{'|'.join(PACKAGES)})(?:\.\w+)+):\w+$")
+"""A ``"module:attribute"`` string naming one of our modules (imported by name at run time)."""
+LOADERS = ("models/ls/__init__.py",)
+"""Files that import what the references name (``models.ls.builder`` / ``criterion``)."""
 
 
 def _file(module: str, root: Path) -> Path | None:
@@ -57,6 +65,15 @@ def _imported_version(path: Path, root: Path, mtime_ns: int, size: int) -> froze
     return frozenset(names)
 
 
+@cache
+def _references(path: Path, mtime_ns: int, size: int) -> frozenset[str]:
+    """Modules the ``"module:attribute"`` strings of ``path`` name (:data:`REFERENCE`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return frozenset(m.group(1) for node in ast.walk(tree)
+                     if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                     and (m := REFERENCE.match(node.value)))
+
+
 def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
     """Every node of ``tree`` except those under ``if TYPE_CHECKING:`` (never run)."""
     out, todo = [], [tree]
@@ -81,13 +98,22 @@ def module_files(module: str, root: Path = ROOT) -> tuple[str, ...]:
     """Repository files (relative, sorted) that importing ``module`` runs."""
     seen: set[Path] = set()
     todo = _with_parents(module)
-    while todo:
-        path = _file(todo.pop(), root)
-        if path is None or path in seen:
-            continue
-        seen.add(path)
-        for name in _imported(path, root):
-            todo.extend(_with_parents(name))
+    loaded: set[str] = set()
+    while True:
+        while todo:
+            path = _file(todo.pop(), root)
+            if path is None or path in seen:
+                continue
+            seen.add(path)
+            for name in _imported(path, root):
+                todo.extend(_with_parents(name))
+        if not any(p.relative_to(root).as_posix() in LOADERS for p in seen):
+            break
+        refs = {r for p in seen for r in _references(p, p.stat().st_mtime_ns, p.stat().st_size)} - loaded
+        if not refs:
+            break
+        loaded |= refs
+        todo = [n for r in refs for n in _with_parents(r)]
     return tuple(sorted(p.relative_to(root).as_posix() for p in seen))
 
 

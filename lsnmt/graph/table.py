@@ -14,15 +14,38 @@ are top-level job lists; ``linked`` are sections read from every experiment the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from lsnmt.typed import load_yaml
+from lsnmt.xelm.config import DENSE
 
 EACH = {"method": "methods", "expert": "xelm_experts", "target": "xelm_targets"}
 """Wildcard of a repeated stage -> the params.yaml job list it runs over (``train@<method>``, ``lm_expert@<id>``)."""
+
+Need = Literal["translation", "search", "tasks", "xelm", "claim"]
+NEEDS: dict[Need, str] = {
+    "translation": "a method to train and train_directions other than none",
+    "search": "a `search` section that is not empty",
+    "tasks": "a task to run (its `tasks` job list)",
+    "xelm": "an `xelm` section",
+    "claim": "a `claim` section",
+}
+"""What a conditional stage needs (:attr:`Stage.needs`), as :func:`lsnmt.graph.snakemake.planned` checks it."""
+Job = Literal["cpu", "gpu", "train"]
+Pick = Callable[[Mapping[str, Any], str], bool]
+
+
+def dense_expert(exp: Mapping[str, Any], job: str) -> bool:
+    """The dense model of x-elm, which LAPT continues (x-elm Sec. 5.3)."""
+    return job == DENSE
+
+
+def main_typology_expert(exp: Mapping[str, Any], job: str) -> bool:
+    """A typology expert of the main ``k``: HMR's donors (x-elm Sec. 6; ``cluster/donors.json`` says which)."""
+    return job.startswith(f"typology-k{exp['xelm']['experts']['main_k']}-")
 
 
 @dataclass(frozen=True)
@@ -36,6 +59,13 @@ class Out:
     cache: bool = True
     xy: tuple[str, str] | None = None
     """A plot's x and y columns."""
+    report: Mapping[str, Any] | None = None
+    """Snakemake only: the output is attached to ``snakemake --report`` with these arguments of its ``report()``."""
+
+    @property
+    def is_dir(self) -> bool:
+        """A folder output (Snakemake's ``directory()``): its last component has no suffix."""
+        return "." not in PurePosixPath(self.path).name
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,6 +85,21 @@ class Stage:
     per_experiment: bool = True
     note: str = ""
     """A comment for dvc.yaml."""
+    needs: Need | None = None
+    """What an experiment must define for Snakemake to plan this stage (:data:`NEEDS`); ``None``: always. DVC's
+    graph is static: there the stage runs and writes a cheap "nothing to do" output."""
+    reads_if: tuple[tuple[str, Need], ...] = ()
+    """Snakemake only: ``(dep, need)``, a dep read only where the experiment defines ``need``."""
+    picks: tuple[tuple[str, Pick], ...] = ()
+    """Snakemake only: ``(dep, pick)`` for a dep folder of a repeated stage's outputs of which the stage reads some
+    jobs only: ``pick(experiment, job)`` (the experiment's params.yaml mapping) says which, so the job need not wait
+    for the others (DVC depends on the whole folder)."""
+    threads: int | tuple[str, int] = 1
+    """Snakemake threads: a number, or ``(section.key, default)`` read from the job's experiment."""
+    job: Job = "cpu"
+    """Snakemake resources: ``cpu`` none, ``gpu`` one GPU, ``train`` :func:`lsnmt.launch.job_resources`."""
+    local: bool = False
+    """Snakemake runs the job on the submitting host (``localrule``), not as a cluster job."""
 
     @property
     def cmd(self) -> str:
@@ -69,11 +114,13 @@ def _outs(*paths: str) -> tuple[Out, ...]:
 
 
 def _lm(name: str, deps: tuple[str, ...], out: Out | tuple[Out, ...], each: str | None = None,
-        jobs: tuple[str, ...] = (), params: tuple[str, ...] = ("xelm",)) -> Stage:
-    """An x-elm stage after ``lm_data`` (x-elm Sec. 3-7)."""
+        jobs: tuple[str, ...] = (), params: tuple[str, ...] = ("xelm",), job: Job = "gpu",
+        picks: tuple[tuple[str, Pick], ...] = ()) -> Stage:
+    """An x-elm stage after ``lm_data`` (x-elm Sec. 3-7): one GPU unless ``job`` says otherwise."""
     log = f"logs/{{exp}}/xelm/{name}/{{{each}}}.log" if each else f"logs/{{exp}}/xelm/{name}.log"
     outs = out if isinstance(out, tuple) else (out,)
-    return Stage(name=name, log=log, deps=("data/{exp}/lm", *deps), outs=outs, params=params, jobs=jobs, each=each)
+    return Stage(name=name, log=log, deps=("data/{exp}/lm", *deps), outs=outs, params=params, jobs=jobs, each=each,
+                 needs="xelm", job=job, picks=picks)
 
 
 def _metrics(stage: str) -> Out:
@@ -85,60 +132,69 @@ _XELM = "results/{exp}/xelm"
 
 STAGES: tuple[Stage, ...] = (
     Stage(name="download", log="logs/{exp}/download.log", deps=("embedded",), outs=_outs("data/{exp}/raw"),
-          params=("data", "download", "task_cfg")),
+          params=("data", "download", "task_cfg", "evaluate.metrics"), local=True,
+          note="evaluate.metrics: a FLORES-200 spBLEU metric makes download fetch sacreBLEU's SentencePiece model"),
     Stage(name="prepare", log="logs/{exp}/prepare.log", deps=("data/{exp}/raw",), outs=_outs("data/{exp}/prepared"),
           params=("data", "prepare")),
     Stage(name="sample", log="logs/{exp}/sample.log", deps=("data/{exp}/prepared", "data/{exp}/spm"),
           outs=_outs("data/{exp}/sampled"), params=("data", "sample"),
           note="after spm: sample.max_piece_ratio counts SentencePiece pieces (lsnmt/data/clean.py)"),
     Stage(name="spm", log="logs/{exp}/spm.log", deps=("data/{exp}/prepared",), outs=_outs("data/{exp}/spm"),
-          params=("data", "spm")),
+          params=("data", "spm"), threads=("spm.threads", 2)),
     Stage(name="encode", log="logs/{exp}/encode.log",
           deps=("data/{exp}/spm", "data/{exp}/sampled", "data/{exp}/prepared"), outs=_outs("data/{exp}/bin"),
-          params=("data", "encode")),
+          params=("data", "encode"), threads=("encode.workers", 2)),
     Stage(name="search", log="logs/{exp}/search.log", deps=("data/{exp}/bin",), outs=_outs("results/{exp}/search"),
-          params=("data", "model", "train", "search")),
+          params=("data", "model", "train", "search"), needs="search", threads=("train.cpu_threads", 2), job="gpu"),
     Stage(name="train", log="logs/{exp}/train/{method}.log", each="method",
           deps=("data/{exp}/bin", "results/{exp}/search"),
           outs=(Out("results/{exp}/train/{method}/model.pt"),
                 Out("results/{exp}/train/{method}/curve.tsv", "plots", xy=("step", "loss"))),
-          params=("data", "model", "train", "method_cfg.{method}")),
+          params=("data", "model", "train", "method_cfg.{method}"), needs="translation",
+          threads=("train.cpu_threads", 2), job="train"),
     Stage(name="translate", log="logs/{exp}/translate/{method}.log", each="method",
           deps=("results/{exp}/train/{method}/model.pt", "data/{exp}/spm", "data/{exp}/bin"),
           outs=_outs("results/{exp}/translate/{method}"), params=("data", "model", "decode", "method_cfg.{method}"),
           note="every system of the method (lsnmt/methods.py): FD / LMS+FD's other route in "
                "translate/<method>/<route>, a CLM top-w sweep point (sweep_top_w, CLM Figure 4) in "
-               "translate/<method>/w<w>"),
+               "translate/<method>/w<w>",
+          needs="translation", threads=("decode.cpu_threads", 2), job="gpu"),
     Stage(name="evaluate", log="logs/{exp}/evaluate.log",
           deps=("results/{exp}/translate", "results/{exp}/train", "data/{exp}/prepared", "data/{exp}/spm",
                 "data/{exp}/bin"),
           outs=(Out("results/{exp}/evaluate", cache=False), _metrics("evaluate")),
-          params=("data", "decode", "evaluate", "method_cfg"), jobs=("methods",)),
+          params=("data", "decode", "evaluate", "method_cfg"), jobs=("methods",), needs="translation",
+          threads=("evaluate.cpu_threads", 2)),
     Stage(name="task_prep", log="logs/{exp}/task_prep.log", deps=("data/{exp}/raw",), outs=_outs("data/{exp}/tasks"),
-          params=("task_cfg",), jobs=("tasks",)),
+          params=("task_cfg",), jobs=("tasks",), needs="tasks"),
     Stage(name="task_train", log="logs/{exp}/task_train.log", deps=("data/{exp}/tasks",),
-          outs=_outs("results/{exp}/tasks"), params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods")),
+          outs=_outs("results/{exp}/tasks"), params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods"),
+          needs="tasks", threads=2, job="gpu"),
     Stage(name="task_eval", log="logs/{exp}/task_eval.log", deps=("results/{exp}/tasks", "data/{exp}/tasks"),
           outs=(Out("results/{exp}/task_eval", cache=False), _metrics("task_eval")),
-          params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods")),
+          params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods"), needs="tasks", local=True),
     Stage(name="params", log="logs/params.log", per_experiment=False, deps=("reports/paper",),
           outs=(Out("reports/params.csv", cache=False),),
           linked=("data", "spm", "model", "method_cfg", "task_cfg", "task_method_cfg"),
-          note="the papers' #params columns, counted from the experiments reports/paper/counts.yaml links"),
+          note="the papers' #params columns, counted from the experiments reports/paper/counts.yaml links",
+          local=True),
     Stage(name="claim", log="logs/{exp}/claim.log", outs=_outs("results/{exp}/claim"), params=("claim",),
           note="ours only: the papers' central claim at small scale (lsnmt/claim/); without a `claim` section: "
-               "\"not configured\""),
+               "\"not configured\"",
+          needs="claim", threads=("claim.cpu_threads", 1)),
     Stage(name="lm_data", log="logs/{exp}/xelm/lm_data.log", deps=("data/{exp}/prepared", "data/{exp}/spm"),
           outs=_outs("data/{exp}/lm"), params=("data", "spm", "xelm"),
           note="x-elm (lsnmt/xelm/); an experiment without an `xelm` section gets status.json \"not configured\" "
-               "in each folder"),
-    _lm("cluster", (), Out(f"{_XELM}/cluster")),
+               "in each folder",
+          needs="xelm"),
+    _lm("cluster", (), Out(f"{_XELM}/cluster"), job="cpu"),
     _lm("lm_seed", (), Out(f"{_XELM}/seed")),
     _lm("lm_expert", (f"{_XELM}/cluster", f"{_XELM}/seed"), Out(f"{_XELM}/experts/{{expert}}"), each="expert",
         jobs=("xelm_experts",)),
     _lm("lm_hmr", (f"{_XELM}/cluster", f"{_XELM}/experts"), Out(f"{_XELM}/hmr/{{target}}"), each="target",
-        jobs=("xelm_targets",)),
-    _lm("lm_lapt", (f"{_XELM}/cluster", f"{_XELM}/experts"), Out(f"{_XELM}/lapt")),
+        jobs=("xelm_targets",), picks=((f"{_XELM}/experts", main_typology_expert),)),
+    _lm("lm_lapt", (f"{_XELM}/cluster", f"{_XELM}/experts"), Out(f"{_XELM}/lapt"),
+        picks=((f"{_XELM}/experts", dense_expert),)),
     _lm("lm_eval", (f"{_XELM}/cluster", f"{_XELM}/seed", f"{_XELM}/experts", f"{_XELM}/hmr", f"{_XELM}/lapt"),
         (Out(f"{_XELM}/eval", cache=False), _metrics("lm_eval")), jobs=("xelm_experts", "xelm_targets")),
     _lm("lm_icl", (f"{_XELM}/cluster", f"{_XELM}/seed", f"{_XELM}/experts"),
@@ -146,11 +202,16 @@ STAGES: tuple[Stage, ...] = (
     Stage(name="report", log="logs/{exp}/report.log",
           deps=("results/{exp}/evaluate", "results/{exp}/task_eval", "data/{exp}/prepared", "reports/params.csv",
                 "reports/paper", "results/{exp}/search", f"{_XELM}/eval", f"{_XELM}/icl", "results/{exp}/claim"),
-          outs=(Out("reports/README.md", cache=False), Out("reports/index.html", cache=False),
-                Out("reports/tables", cache=False), Out("reports/figures", cache=False)),
+          outs=(Out("reports/README.md", cache=False,
+                    report={"category": "Index", "caption": "reports/workflow.rst"}),
+                Out("reports/index.html", cache=False), Out("reports/tables", cache=False),
+                Out("reports/figures", cache=False,
+                    report={"patterns": ["{paper}/{name}.png"], "category": "Figures", "subcategory": "{paper}",
+                            "labels": {"paper": "{paper}", "figure": "{name}"}})),
           params=("description", "data", "model", "train", "evaluate", "method_cfg", "task_cfg", "task_method_cfg",
                   "xelm"),
-          jobs=("methods",)),
+          jobs=("methods",), reads_if=(("data/{exp}/prepared", "translation"),), local=True,
+          note="every experiment of the run (Snakemake: all of a paper's with --config paper=P)"),
 )
 
 BY_NAME = {s.name: s for s in STAGES}

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lsnmt.config import Experiment, Params
+from lsnmt.methods import batching_by_kind
 from lsnmt.protocol import lm, methods, tasks
 from lsnmt.protocol.markdown import table
 from models.presets import resolve_dims
@@ -34,7 +35,7 @@ def _model(e: Experiment) -> str:
 
 def _batch(e: Experiment) -> str:
     t = e.train
-    kinds = ", ".join(f"{k}: {v}" for k, v in sorted(t.batching_by_kind.items()))
+    kinds = ", ".join(f"{k}: {v}" for k, v in sorted(batching_by_kind(t).items()))
     return (f"{t.max_tokens} tokens x {t.update_freq} accumulation x {t.world_size} GPUs; {t.batching} batches "
             f"({kinds}); positions <= {t.max_source_positions}/{t.max_target_positions}")
 

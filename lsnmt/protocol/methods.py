@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from lsnmt.config import Experiment
+from models.config.kinds import KINDS
 
 METHOD_SOURCES: dict[str, dict[str, str]] = {
     "lmsfd": {
@@ -40,7 +41,8 @@ METHOD_SOURCES: dict[str, dict[str, str]] = {
                     "256 / 512), App. D / Table 10 (language-pair adapters, encoder+decoder adapters)"),
     },
 }
-"""Paper -> method kind -> where its methods and their settings come from."""
+"""Paper -> method kind -> where its methods and their settings come from in that paper (a kind the paper does not
+name: the kind's own source, ``models.config.kinds.Kind.source``)."""
 
 
 def settings(entry: dict[str, Any]) -> str:
@@ -60,5 +62,6 @@ def rows(exp: Experiment, paper: str) -> list[tuple[str, str, str, str]]:
     for name in exp.methods or ("naive", *exp.method_cfg):
         entry = exp.method_cfg.get(name, {"kind": "naive"})
         kind = str(entry.get("kind", "naive"))
-        out.append((name, kind, settings(entry), METHOD_SOURCES[paper].get(kind, "")))
+        own = KINDS[kind].source if kind in KINDS else ""
+        out.append((name, kind, settings(entry), METHOD_SOURCES.get(paper, {}).get(kind, own)))
     return out

@@ -13,9 +13,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from tqdm import tqdm
-
 from lsnmt.io import atomic_write
+from lsnmt.progress import progress
 from lsnmt.report import paper as paper_tables
 from lsnmt.report import render, specs
 from lsnmt.report.figures import FigureOut
@@ -54,7 +53,9 @@ def index_md(items: list[Item], results: Results) -> str:
              "The same items on one page, tables and figures inline, after the run's own results with significance: "
              "[index.html](index.html).", "",
              "Status: **reproduced** (every compared cell within tolerance: 1 BLEU/chrF point, 5 points for "
-             "rates, 2% for parameter counts, 5% for perplexities), **differs**, or **not run**.", ""]
+             "rates, 2% for parameter counts, 5% for perplexities), **differs** (a score or count out of tolerance), "
+             "**params differ** (only parameter counts were compared, and one is out of tolerance), or "
+             "**not run**.", ""]
     counts: dict[str, int] = {}
     for it in items:
         counts[it.status] = counts.get(it.status, 0) + 1
@@ -79,11 +80,11 @@ def report(results: Results, out: Path, paper_dir: Path | None = None) -> list[I
     items: list[Item] = []
     paper_dir = paper_dir or paper_tables.ROOT
     metas = paper_tables.index(paper_dir)
-    for meta in tqdm(metas, desc="tables", unit="table"):
+    for meta in progress(metas, "report tables", unit="table"):
         frame = paper_tables.load(meta.paper_id, meta.number, paper_dir)
         binding = specs.BINDINGS.get((meta.paper_id, Path(meta.file).stem))
         items.append(write_table(build(meta, frame, binding, results), out))
-    for draw in tqdm(specs.FIGURES, desc="figures", unit="figure"):
+    for draw in progress(specs.FIGURES, "report figures", unit="figure"):
         fig: FigureOut = draw(results, out / "figures", paper_dir)
         items.append(Item(fig.paper, fig.name, fig.status, tuple(str(Path(p)) for p in fig.files), fig.caption))
     for extra in specs.EXTRA:
@@ -92,5 +93,6 @@ def report(results: Results, out: Path, paper_dir: Path | None = None) -> list[I
         f.write(index_md(items, results))
     write_page(items, results, out, PAPERS)
     log.info("report: %d items (%s)", len(items),
-             ", ".join(f"{s}: {sum(it.status == s for it in items)}" for s in ("reproduced", "differs", "not run")))
+             ", ".join(f"{s}: {sum(it.status == s for it in items)}"
+                       for s in ("reproduced", "differs", "params differ", "not run")))
     return items

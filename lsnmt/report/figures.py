@@ -6,6 +6,7 @@ PDF no creation date or producer, and every figure is drawn with the same rcPara
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -61,10 +62,19 @@ def save(fig: Figure, out_dir: Path, stem: str) -> tuple[Path, Path]:
     return paths
 
 
+NOTE_PT = 8
+"""Font size of a "not run" note."""
+
+
 def not_run_panel(ax, what: str) -> None:
-    """An empty panel that says what is missing (never a made-up curve)."""
-    ax.text(0.5, 0.5, f"not run:\n{what}", ha="center", va="center", transform=ax.transAxes, fontsize=9,
-            color="0.35", wrap=True)
+    """An empty panel that says what is missing (never a made-up curve), wrapped to the panel's own width
+    (matplotlib's ``wrap=True`` wraps to the figure's, so a note spilled over its neighbours), without a frame."""
+    width_in = ax.get_position().width * ax.figure.get_figwidth()
+    chars = max(10, int(width_in * 72 / (NOTE_PT * 0.62)) - 2)  # ~0.6 em per character of sans-serif
+    ax.text(0.5, 0.5, textwrap.fill(f"not run: {what}", chars), ha="center", va="center", transform=ax.transAxes,
+            fontsize=NOTE_PT, color="0.35")
+    for spine in ax.spines.values():
+        spine.set_visible(False)
     ax.set_xticks([])
     ax.set_yticks([])
 

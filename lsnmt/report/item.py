@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -17,3 +18,8 @@ class Item:
     caption: str
     detail: str = ""
     """What the status rests on (compared cells per kind)."""
+
+
+def anchor(*parts: str) -> str:
+    """An HTML id from ``parts``: lower-case letters, digits and ``-`` (the page's ids, ``lsnmt/report/html.py``)."""
+    return re.sub(r"[^a-z0-9]+", "-", " ".join(parts).lower()).strip("-")

@@ -6,10 +6,11 @@ columns name selectors (``lsnmt/report/cells.py``), or the other way round for t
 columns. Every cell then holds the paper's text, our value at paper scale (``None``: not run), the difference,
 and our value on the embedded ``default`` run (never comparable: a tiny model on tiny data).
 
-Status of a table: ``differs`` when a compared cell is out of tolerance (scores: ``score_tol`` points; rates:
-``rate_tol`` points; parameters, data counts and sizes: ``params_tol`` relative; perplexities: ``ppl_tol`` relative;
-COMET: ``comet_tol`` absolute on its 0-1 scale; text cells such as top-5 language lists: the same set of
-items); otherwise ``not run`` while any bound cell has no paper-scale value of ours (e.g. parameter counts
+Status of a table: ``differs`` when a compared cell is out of tolerance (``params differ`` when the only cells
+compared are parameter counts: no score was compared, so "differs" would overstate it; scores: ``score_tol``
+points; rates: ``rate_tol`` points; parameters, data counts and sizes: ``params_tol`` relative; perplexities:
+``ppl_tol`` relative; COMET: ``comet_tol`` absolute on its 0-1 scale; text cells such as top-5 language lists: the
+same set of items); otherwise ``not run`` while any bound cell has no paper-scale value of ours (e.g. parameter counts
 reproduced, scores not run, or a win ratio withheld between degenerate outputs: ``cells.NO_VERDICT``), and
 ``reproduced`` when every bound cell is compared and within tolerance.
 :attr:`Built.detail` says per kind how many cells matched.
@@ -29,7 +30,7 @@ from lsnmt.report import paper as paper_tables
 from lsnmt.report.cells import DEFAULT, Row, Selector
 from lsnmt.report.runs import Results, Run, describe
 
-Status = Literal["reproduced", "differs", "not run"]
+Status = Literal["reproduced", "differs", "params differ", "not run"]
 RowKey = str | tuple[str, ...]
 Bound = str | Row | Selector
 
@@ -195,6 +196,8 @@ def build(meta: paper_tables.TableMeta, frame: pd.DataFrame, binding: Binding | 
                 matched[cell.kind] += within(binding, cell)
     status: Status = ("differs" if matched != compared else
                       "reproduced" if bound_n and compared == bound_n else "not run")
+    if status == "differs" and {k for k, n in compared.items() if n} == {"params"}:
+        status = "params differ"
     detail = ", ".join(f"{k}: {compared[k]} of {n} compared, {matched[k]} within tolerance"
                        for k, n in sorted(bound_n.items())) or "no cell bound to our runs"
     name = (binding.describe if binding and binding.describe else None) or describe

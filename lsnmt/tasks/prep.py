@@ -19,11 +19,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from lsnmt.config import Experiment
 from lsnmt.data.layout import raw_task_dir
 from lsnmt.io import DataError, atomic_dir, write_json
+from lsnmt.progress import progress
 from lsnmt.tasks.config import TaskConfig
 from lsnmt.tasks.data import NER_LABELS, NER_SPLITS, QA_FILES, Question, Sentence, read_tydiqa, read_wikiann
 from lsnmt.tasks.features import ner_feature, qa_features
@@ -62,7 +61,7 @@ def prep_ner(task: TaskConfig, raw: Path, out: Path) -> dict[str, Any]:
     cut = 0
     for split, by_lang in data.items():
         counts[split] = {}
-        for lang, sents in tqdm(by_lang.items(), desc=f"ner {split}", unit="lang", leave=False):
+        for lang, sents in progress(by_lang.items(), f"ner {split}", unit="language"):
             rows = [ner_feature(tok, s, task.max_length) for s in sents]
             cut += sum(f == -1 for r in rows for f in r["first"])
             _write_jsonl(out / split / f"{lang}.jsonl", rows)
@@ -92,7 +91,7 @@ def prep_qa(task: TaskConfig, raw: Path, out: Path) -> dict[str, Any]:
     counts: dict[str, dict[str, dict[str, int]]] = {}
     for split, by_lang in data.items():
         counts[split] = {}
-        for lang, qs in tqdm(by_lang.items(), desc=f"qa {split}", unit="lang", leave=False):
+        for lang, qs in progress(by_lang.items(), f"qa {split}", unit="language"):
             train = split == "train"
             rows = [f for q in qs for f in qa_features(tok, q, max_length=task.max_length, doc_stride=task.doc_stride,
                                                       max_query_length=task.max_query_length, train=train)]

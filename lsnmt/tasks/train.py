@@ -35,12 +35,12 @@ from typing import Any
 import numpy as np
 import torch
 from torch import Tensor, nn
-from tqdm import tqdm
 
 from lsnmt import methods as method_registry
 from lsnmt.accounting import deployed_params, train_params
 from lsnmt.config import Experiment
 from lsnmt.io import atomic_dir, atomic_write, write_json
+from lsnmt.progress import progress
 from lsnmt.tasks import loss as losses
 from lsnmt.tasks.batches import Prepared, collate, epoch_batches
 from lsnmt.tasks.config import TaskConfig
@@ -286,7 +286,7 @@ def train_tasks(exp: Experiment, tasks: tuple[str, ...], methods: tuple[str, ...
     prepared = {name: Prepared.load(data_root / name) for name in tasks}
     todo = list(units(exp, tasks, methods, work_root))
     results = []
-    for unit in tqdm(todo, desc="units", unit="run"):
+    for unit in progress(todo, "task_train", unit="run"):
         results.append((unit, run_unit(unit, prepared[unit.task_name], device)))
     with atomic_dir(out_root) as tmp:
         for unit, result in results:

@@ -115,6 +115,8 @@ class Sample:
 
 
 def _langs_to(langs: LangContext, device: torch.device) -> LangContext:
+    """``langs`` on ``device`` with its host ids (``models.lang``: the methods read the layout from them, never from
+    the device): a one-direction batch is built there, a mixed one copied without blocking."""
     if langs.uniform_src is not None and langs.uniform_tgt is not None:
         return LangContext.single(langs.uniform_src, langs.uniform_tgt, len(langs), device)
     return langs.to(device)
@@ -164,9 +166,10 @@ def collate(dirs: list[Direction], rows: np.ndarray, vocab: Vocab) -> Sample:
     if len(which) == 1:
         d = dirs[int(which[0])]
         langs = LangContext.single(d.src_lang, d.tgt_lang, len(rows))
-    else:
-        langs = LangContext(torch.tensor([dirs[d].src_lang for d in rows[:, 0].tolist()], dtype=torch.long),
-                            torch.tensor([dirs[d].tgt_lang for d in rows[:, 0].tolist()], dtype=torch.long))
+    else:  # the languages known here, on the host, so that no method reads them from the device
+        src_of = np.array([d.src_lang for d in dirs], np.int64)  # per direction: one lookup per side, no per-row
+        tgt_of = np.array([d.tgt_lang for d in dirs], np.int64)  # Python
+        langs = LangContext.from_ids(src_of[rows[:, 0]], tgt_of[rows[:, 0]])
     return Sample(
         src_tokens=_pad(src, src_len, vocab.pad, None, vocab.eos),
         prev_output_tokens=_pad(tgt, tgt_len, vocab.pad, vocab.eos, None),

@@ -43,9 +43,9 @@ from typing import Protocol
 
 import torch
 from torch import Tensor
-from tqdm import tqdm
 
 from lsnmt.io import Interrupted
+from lsnmt.progress import Progress
 from lsnmt.train.curve import Curve, Meters, log_line
 from lsnmt.train.loss import LOG2
 
@@ -118,7 +118,7 @@ class Job:
     """The hooks of a training job for :func:`run_updates`."""
 
     name: str
-    """Shown on the progress bar."""
+    """Names the progress (a bar on a terminal, else a line at a fixed interval: :mod:`lsnmt.progress`)."""
     total: int
     """Updates to reach."""
     log_every: int
@@ -209,7 +209,7 @@ def run_updates(job: Job, step: int, meters: Meters | None = None, curve: Curve 
     ``FloatingPointError`` (NaN guard) and :class:`Interrupted` after SIGTERM / SIGUSR1 (state saved) unless the
     last update was the final one.
     """
-    bar = tqdm(total=job.total, initial=step, desc=job.name, unit="update", disable=None if job.is_main else True)
+    bar = Progress(job.total, job.name, "update", initial=step, logger=job.logger, enabled=job.is_main)
     reports = _Reports(meters)
     try:
         with stop_requests() as caught:

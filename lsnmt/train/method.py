@@ -1,14 +1,17 @@
-"""A method's training set-up, in one place: kind, layout, batching, model factory, criterion (:func:`setup_method`).
+"""Training one method, in one place: :func:`train_method` (the set-up alone: :func:`setup_method`).
 
-``stages.train`` and the throughput benchmark build a method's training exactly as :func:`setup_method` says:
+The train stage, the claim stage, the system tests' harness, the learning-curve script and the throughput
+benchmark all train a method through here, so that a method trains the same way wherever it runs:
 
-1. resolve the method's kind and typed config (``params.yaml``'s ``method_cfg.<name>``);
+1. resolve the method's kind and typed config (``params.yaml``'s ``method_cfg.<name>``; ``lsnmt.methods``);
 2. bind a searched layout (LSL-NAS: ``architecture: <search>`` reads the search stage's ``architecture.json``);
-3. apply the kind's training settings (``train.batching_by_kind``: Switch trains on mixed-direction batches);
-4. the model factory (``build_transformer`` with the method) and the kind's criterion (two passes for FD).
+3. apply the kind's training batches (``Kind.batching``, ``train.batching_by_kind``: Switch trains on
+   mixed-direction batches; :func:`lsnmt.methods.train_settings`);
+4. the model factory (``build_transformer`` with the method) and the kind's criterion (two passes for FD);
+5. dense pre-training where the kind asks for it (LSL Sec. 3.3, ``dense_steps``:
+   :func:`lsnmt.train.pretrain.dense_pretrained`), then :func:`lsnmt.train.trainer.train`.
 
-Dense pre-training (LSL Sec. 3.3, ``dense_steps``) trains a dense model first:
-:func:`lsnmt.train.pretrain.dense_pretrained` wraps the factory where the stage runs it.
+Everything a kind changes comes from its entry in ``models.config.kinds.KINDS``: nothing here names a kind.
 """
 
 from __future__ import annotations
@@ -20,7 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsnmt import methods
+from lsnmt.train.pretrain import dense_pretrained
+from lsnmt.train.trainer import train
 from models.build import build_transformer
+from models.config import kinds
 from models.ls import criterion
 from models.ls.base import Criterion
 
@@ -34,7 +40,7 @@ class MethodSetup:
     """What the trainer needs to train one method."""
 
     exp: Experiment
-    """The experiment with the kind's training settings applied (:meth:`TrainConfig.for_kind`)."""
+    """The experiment with the kind's training settings applied (:func:`lsnmt.methods.train_settings`)."""
     name: str
     kind: str | None
     """``None``: the naive model."""
@@ -46,12 +52,30 @@ class MethodSetup:
     record: dict[str, Any] | None
     """What ``model.pt`` stores of the method (:func:`lsnmt.methods.record`)."""
 
+    @property
+    def dense_steps(self) -> int:
+        """Updates of dense pre-training before the method trains (0: none)."""
+        return kinds.dense_steps(self.kind, self.cfg)
+
 
 def setup_method(exp: Experiment, name: str, results: Path = Path("results")) -> MethodSetup:
-    """Method ``name`` of ``exp`` ready to train (module docstring); raises ``ConfigError`` / ``DataError``
-    naming an unknown method or a missing search result."""
+    """Method ``name`` of ``exp`` ready to train (module docstring, steps 1-4); raises ``ConfigError`` /
+    ``DataError`` naming an unknown method or a missing search result (``results``: where the search wrote it)."""
     kind, cfg = methods.resolve(exp, name)
     cfg = methods.bind(exp, name, kind, cfg, results=results)
-    return MethodSetup(exp=dataclasses.replace(exp, train=exp.train.for_kind(kind)), name=name, kind=kind, cfg=cfg,
-                       factory=functools.partial(build_transformer, method=kind, method_cfg=cfg),
+    return MethodSetup(exp=dataclasses.replace(exp, train=methods.train_settings(exp.train, kind)), name=name,
+                       kind=kind, cfg=cfg, factory=functools.partial(build_transformer, method=kind, method_cfg=cfg),
                        criterion=criterion(kind), record=methods.record(name, kind, cfg))
+
+
+def train_method(exp: Experiment, name: str, bin_dir: Path, out_dir: Path, work_dir: Path, *,
+                 results: Path = Path("results")) -> dict[str, Any]:
+    """Train method ``name`` of ``exp`` on the shards in ``bin_dir`` (module docstring): checkpoints in
+    ``work_dir`` (resumed when present; a dense pre-training phase beside it, ``<work_dir>.dense``), ``model.pt``
+    and ``curve.tsv`` in ``out_dir``. Returns :func:`lsnmt.train.trainer.train`'s summary; raises what it raises
+    (``Interrupted`` after SIGTERM / SIGUSR1, a checkpoint saved)."""
+    m = setup_method(exp, name, results)
+    factory = m.factory
+    if m.dense_steps:
+        factory = dense_pretrained(m.exp, name, m.kind, m.cfg, bin_dir, work_dir, factory)
+    return train(m.exp, bin_dir, out_dir, work_dir, model_factory=factory, criterion=m.criterion, method=m.record)

@@ -23,8 +23,7 @@ from lsnmt.config import Experiment
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.trainer import ModelFactory, train
 from models.build import build_transformer
-from models.config.lsl import LSLConfig, model
-from models.ls.lsl import dense_init
+from models.config import kinds
 
 log = logging.getLogger(__name__)
 
@@ -34,13 +33,20 @@ def dense_dir(work_dir: Path) -> Path:
     return work_dir.with_name(work_dir.name + ".dense")
 
 
-def dense_pretrained(exp: Experiment, name: str, cfg: LSLConfig, bin_dir: Path, work_dir: Path,
+def dense_pretrained(exp: Experiment, name: str, kind: str | None, cfg: Any, bin_dir: Path, work_dir: Path,
                      factory: ModelFactory) -> ModelFactory:
-    """Train (or finish) the dense phase; return ``factory`` followed by the copy of the dense weights."""
-    dense_exp = dataclasses.replace(exp, model=model(cfg, exp.model),
-                                    train=dataclasses.replace(exp.train, max_steps=cfg.dense_steps))
+    """Train (or finish) the dense phase of method ``name`` (of ``kind``: its ``model`` gives the dense model's
+    shape, its ``dense_steps`` the updates, its ``dense_init`` the copy); return ``factory`` followed by the copy
+    of the dense weights."""
+    k = kinds.KINDS[kind] if kind is not None else None
+    if k is None or k.dense_steps is None or k.dense_init is None:
+        raise ValueError(f"method {name!r}: a {kind or 'naive'} model has no dense pre-training")
+    steps = k.dense_steps(cfg)
+    shape = k.model(cfg, exp.model) if k.model is not None else exp.model
+    dense_init = kinds.load(k.dense_init)
+    dense_exp = dataclasses.replace(exp, model=shape, train=dataclasses.replace(exp.train, max_steps=steps))
     root = dense_dir(work_dir)
-    log.info("%s: dense pre-training, %d updates of the dense %s model (LSL Sec. 3.3)", name, cfg.dense_steps,
+    log.info("%s: dense pre-training, %d updates of the dense %s model (LSL Sec. 3.3)", name, steps,
              "per-target-decoder" if dense_exp.model.decoder == "per-target" else "shared-decoder")
     train(dense_exp, bin_dir, root / "out", root / "ckpt", model_factory=build_transformer,
           method={"name": name, "dense_pretraining": True})

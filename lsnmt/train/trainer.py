@@ -50,6 +50,7 @@ from torch.nn.parallel import DistributedDataParallel
 from lsnmt.config import Experiment, ModelConfig
 from lsnmt.io import atomic_write, write_json
 from lsnmt.train import checkpoint as ckpt
+from lsnmt.train.announce import announce, start_line
 from lsnmt.train.batching import BatchStream, Pool
 from lsnmt.train.corpus import Vocab, load_split
 from lsnmt.train.curve import Curve
@@ -256,7 +257,7 @@ def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
           method: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Train ``exp`` on the shards in ``bin_dir``; resume from ``work_dir/last.pt`` when present.
 
-    ``criterion``: the method's training objective (``models.ls.LS_KINDS[kind].criterion``; ``None``:
+    ``criterion``: the method's training objective (``models.ls.criterion(kind)``; ``None``:
     label-smoothed cross entropy). With a custom criterion, several ranks all-reduce gradients explicitly
     instead of through DDP (a two-pass criterion runs two forwards per backward). ``method``: a JSON-able
     record of the method (``lsnmt.methods.record``), kept in the fingerprint and in ``model.pt``'s config.
@@ -276,6 +277,10 @@ def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
             prepare_work_dir(work_dir, config)
         dist.barrier()
         resumed = _resume(run, work_dir / "last.pt")
+        if dist.is_main:
+            announce(log, start_line("train", run.model, run.feed.dirs, max_steps=exp.train.max_steps,
+                                     max_tokens=exp.train.max_tokens, update_freq=exp.train.update_freq,
+                                     device=dist.device, world_size=dist.world_size, step=run.step))
         wrap(run, criterion)
         curve = Curve(work_dir / "curve.tsv", run.step if resumed else None) if dist.is_main else None
         valid: dict[str, dict[str, float]] = {}

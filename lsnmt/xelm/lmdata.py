@@ -29,12 +29,12 @@ from itertools import islice
 from pathlib import Path
 
 import sentencepiece as spm
-from tqdm import tqdm
 
 from lsnmt.config import DataConfig, Experiment
 from lsnmt.data.shards import ShardWriter
 from lsnmt.data.spm import train_spm
 from lsnmt.io import DataError, atomic_dir, iter_lines, write_json
+from lsnmt.progress import progress
 from lsnmt.xelm import xglm
 from lsnmt.xelm.config import XelmConfig
 
@@ -138,7 +138,7 @@ def _build(exp: Experiment, cfg: XelmConfig, seen: tuple[str, ...], targets: tup
                   "files": {"train": {}, "valid": {}}}
     for split in ("train", "valid"):
         (tmp / split).mkdir()
-    for lang in tqdm((*seen, *targets), desc="lm_data", disable=None):
+    for lang in progress((*seen, *targets), "lm_data", unit="language"):
         files = train_files(prepared, lang)
         if not files:
             raise DataError(f"no training text for language {lang!r} in {prepared} (experiment {exp.name!r})")

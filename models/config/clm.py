@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
@@ -72,3 +73,13 @@ class CLMConfig:
         if (self.top_w is not None or self.sweep_top_w) and not gated:
             raise FieldError("sweep_top_w" if self.sweep_top_w else "top_w",
                              "needs a side with proportions (encoder or decoder sclm / mclm); the LS ablation has none")
+
+
+def sweep(cfg: CLMConfig) -> tuple[int, ...]:
+    """The top-w sparsity points decoded from one trained model besides itself (Sec. 5.4, Figure 4)."""
+    return cfg.sweep_top_w
+
+
+def with_top_w(cfg: CLMConfig, w: int) -> CLMConfig:
+    """``cfg`` decoding with only the ``w`` largest feature proportions per token."""
+    return dataclasses.replace(cfg, top_w=w)

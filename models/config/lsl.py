@@ -105,3 +105,19 @@ def model(cfg: LSLConfig | LSLSearchConfig, base: ModelConfig) -> ModelConfig:
 
 
 # --- routing -------------------------------------------------------------------------------------------------------
+
+
+def searched(cfg: LSLConfig) -> str | None:
+    """The search whose selected layout ``cfg`` trains (LSL-NAS, Sec. 3.2); ``None``: a given layout."""
+    return cfg.architecture
+
+
+def with_layout(cfg: LSLConfig, src: tuple[int, ...] | None = None, tgt: tuple[int, ...] | None = None) -> LSLConfig:
+    """``cfg`` with its searched layout filled in (``src`` / ``tgt``; ``None``: as it is) and no search left."""
+    return dataclasses.replace(cfg, src=cfg.src if src is None else tuple(src),
+                               tgt=cfg.tgt if tgt is None else tuple(tgt), architecture=None)
+
+
+def dense_steps(cfg: LSLConfig) -> int:
+    """Updates of dense pre-training before the LSL model trains (Sec. 3.3; 0: none)."""
+    return cfg.dense_steps

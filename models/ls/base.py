@@ -9,7 +9,6 @@ Protocols, not base classes (torchtune): nothing is inherited.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from torch import Tensor, nn
@@ -51,7 +50,7 @@ class ReportsActiveParams(Protocol):
 
 
 LSBuilder = Callable[[Any, "Factories"], "Factories"]
-"""``build(method_cfg, defaults) -> factories``: a method's entry in ``LS_BUILDERS``."""
+"""``build(method_cfg, defaults) -> factories``: a kind's ``build`` (``models.config.kinds.KINDS``)."""
 
 
 class SampleLike(Protocol):
@@ -68,22 +67,9 @@ Criterion = Callable[[nn.Module, SampleLike, float, int], tuple[Tensor, Tensor, 
 
 The trainer's default is one forward and label-smoothed cross entropy
 (``lsnmt.train.loss.default_criterion``); a method with another objective (Fuse
-Distillation's two passes, ``models/ls/distill.py``) registers its own in :class:`LSKind`.
+Distillation's two passes, ``models/ls/distill.py``) names its own in its kind's entry
+(``models.config.kinds.KINDS``).
 """
-
-
-@dataclass(frozen=True)
-class LSKind:
-    """One method kind: its typed config, its builder and (optionally) its training criterion."""
-
-    config: type
-    """Frozen ``kw_only`` dataclass that ``params.yaml``'s ``method_cfg.<name>`` entry is built into."""
-    build: LSBuilder
-    criterion: Criterion | None = None
-    """``None``: the trainer's default single-pass label-smoothed cross entropy."""
-    model: Callable[[Any, Any], Any] | None = None
-    """``model(method_cfg, model_cfg) -> model_cfg``: a method that changes the architecture itself (the
-    Deep Transformer baseline's depth, ``models/ls/deep.py``); ``None``: the experiment's model as is."""
 
 
 def active_parameters(module: nn.Module, src: int, tgt: int) -> Iterator[Tensor]:

@@ -31,7 +31,7 @@ from torch import Tensor, nn
 from models.attention import MultiheadAttention
 from models.config.clsr import CLSRConfig, Sublayer  # noqa: F401  (the kind's config, torch-free)
 from models.factories import AttnKind, Factories, LayerSpec
-from models.lang import LangContext, group_rows
+from models.lang import LangContext
 
 
 class LangProjection(nn.Module):
@@ -45,12 +45,8 @@ class LangProjection(nn.Module):
 
     def forward(self, h: Tensor, langs: LangContext) -> Tensor:
         """``(B, T, D)`` -> ``(B, T, D)``."""
-        if langs.uniform_tgt is not None:
-            return h @ self.weight[langs.uniform_tgt].T
-        out = torch.zeros_like(h)
-        for lang, rows in group_rows(langs.tgt):
-            out = out.index_copy(0, rows, h.index_select(0, rows) @ self.weight[lang].T)
-        return out
+        # one matmul per target language on its rows (one on a one-target batch; rows found on the host)
+        return langs.map("tgt", lambda lang, _, hs: hs @ self.weight[lang].T, h)
 
 
 class Budget(nn.Module):

@@ -7,7 +7,7 @@ over a 6-layer decoder would be 140M. The exact figures need pre-norm's two fina
 parameters: post-norm gives 224.08M / 91.62M), and Zhang et al.'s deep models are pre-norm, so
 ``normalize_before: true`` is the default.
 
-The method only changes the model config (:attr:`models.ls.base.LSKind.model`); its factories are the
+The method only changes the model config (:attr:`models.config.kinds.Kind.model`); its factories are the
 defaults. As a method (not a separate experiment) it trains on the experiment's data next to the others.
 """
 

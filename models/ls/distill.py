@@ -21,7 +21,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from models.loss import label_smoothed_nll_loss
+from models.loss import label_smoothed_terms
 from models.ls.base import SampleLike
 
 
@@ -50,11 +50,18 @@ def two_routes(model: nn.Module, sample: SampleLike) -> tuple[Tensor, Tensor]:
     return out[0], out[1]
 
 
+def ntokens(sample: SampleLike, pad: int) -> int:
+    """The batch's non-pad targets: a collated batch's ``ntokens`` (known on the host), else counted on the device
+    and read (a host-device synchronisation), as the trainer's default criterion does."""
+    known = getattr(sample, "ntokens", None)  # SampleLike does not require it: test batches lack it
+    return int(known) if known is not None else int(sample.target.ne(pad).sum())
+
+
 def _ce_terms(lp_ls: Tensor, lp_sh: Tensor, sample: SampleLike, eps: float,
               pad: int) -> tuple[Tensor, Tensor, Tensor, int]:
-    loss_ls, nll_ls, ntok = label_smoothed_nll_loss(lp_ls, sample.target, eps, pad)
-    loss_sh, nll_sh, _ = label_smoothed_nll_loss(lp_sh, sample.target, eps, pad)
-    return loss_ls, loss_sh, 0.5 * (nll_ls + nll_sh), ntok
+    loss_ls, nll_ls = label_smoothed_terms(lp_ls, sample.target, eps, pad)
+    loss_sh, nll_sh = label_smoothed_terms(lp_sh, sample.target, eps, pad)
+    return loss_ls, loss_sh, 0.5 * (nll_ls + nll_sh), ntokens(sample, pad)
 
 
 def fd_criterion(model: nn.Module, sample: SampleLike, eps: float, pad: int) -> tuple[Tensor, Tensor, int]:

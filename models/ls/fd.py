@@ -18,12 +18,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
-import torch
 from torch import Tensor, nn
 
 from models.config.fd import FDConfig, Route
 from models.factories import Factories, LayerSpec
-from models.lang import LangContext, group_rows
+from models.lang import LangContext
 from models.layers import FeedForward
 
 
@@ -42,13 +41,8 @@ class FDFFN(nn.Module):
         """``(B, T, D)`` -> ``(B, T, D)``."""
         if (langs.route or self.route) == "share":
             return self.shared(x, langs)
-        one = langs.uniform_src if self.use_src else langs.uniform_tgt
-        if one is not None:  # fast path: one language
-            return self.experts[one](x, langs)
-        out = torch.zeros_like(x)
-        for lang, rows in group_rows(langs.src if self.use_src else langs.tgt):
-            out = out.index_copy(0, rows, self.experts[lang](x.index_select(0, rows), langs.index_select(rows)))
-        return out
+        # each language's rows through its expert (one call on a one-language batch; rows found on the host)
+        return langs.map("src" if self.use_src else "tgt", lambda lang, sub, xs: self.experts[lang](xs, sub), x)
 
     def active_parameters(self, src: int, tgt: int) -> Iterator[Tensor]:
         """The shared FFN (route ``share``) or the one expert ``src -> tgt`` uses here (route ``ls``)."""

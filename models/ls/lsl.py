@@ -39,34 +39,23 @@ from torch import Tensor, nn
 
 from models.config.lsl import CHOICES, Component, Decoder, Index, LSLConfig, LSLSearchConfig  # noqa: F401  (the kind's config, torch-free)
 from models.factories import Factories, LayerSpec
-from models.lang import LangContext, group_rows
+from models.lang import LangContext
 from models.ls.base import active_parameters
-
-
-def _rows(value: Any, rows: Tensor) -> Any:
-    """The rows ``rows`` of a batch-major argument (tensor or language context); anything else as is."""
-    if isinstance(value, Tensor):
-        return value.index_select(0, rows)
-    if isinstance(value, LangContext):
-        return value.index_select(rows)
-    return value
 
 
 def route(modules: nn.ModuleList, index: Index, x: Tensor, langs: LangContext, *args: Any, **kwargs: Any) -> Tensor:
     """``modules[lang](x, langs, …)`` for each sentence's ``index`` language; ``(B, T, D) -> (B, T, D)``.
 
-    One call on a one-direction batch; otherwise one call per language on its rows (tensor arguments are
-    batch-major: padding masks), scattered back in batch order.
+    One call on a batch of one index language; otherwise one call per language on its rows (tensor arguments
+    are batch-major: padding masks), put back in batch order. The rows of each language come from the host
+    (:meth:`~models.lang.LangContext.map`): no host-device synchronisation.
     """
-    uniform = langs.uniform_src if index == "src" else langs.uniform_tgt
-    if uniform is not None:
-        return modules[uniform](x, langs, *args, **kwargs)
-    out = torch.zeros_like(x)
-    for lang, rows in group_rows(langs.src if index == "src" else langs.tgt):
-        y = modules[lang](x.index_select(0, rows), langs.index_select(rows), *(_rows(a, rows) for a in args),
-                          **{k: _rows(v, rows) for k, v in kwargs.items()})
-        out = out.index_copy(0, rows, y)
-    return out
+    names = list(kwargs)
+
+    def call(lang: int, sub: LangContext, xs: Tensor, *rest: Any) -> Tensor:
+        return modules[lang](xs, sub, *rest[: len(args)], **dict(zip(names, rest[len(args):], strict=True)))
+
+    return langs.map(index, call, x, *args, *kwargs.values())
 
 
 class LanguageSpecific(nn.Module):

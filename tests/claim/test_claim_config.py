@@ -36,6 +36,13 @@ def test_a_claim_loads(tmp_path: Path) -> None:
     ({"languages": ["en", "xx"]}, "experiments.tiny.claim.languages[1]: 'xx' is not a known language code"),
     ({"languages": ["en"]}, "experiments.tiny.claim.languages: at least two distinct languages"),
     ({"reverse": ["ru"]}, "experiments.tiny.claim.reverse[0]: 'ru' is not in languages"),
+    ({"scramble": ["fr", "ru"]}, "experiments.tiny.claim.scramble[1]: 'ru' is not in languages"),
+    ({"scramble": ["de"]}, "experiments.tiny.claim.scramble: 'de' is also in reverse"),
+    ({"dense": {"lms": {"embed_dim": 12}}}, "experiments.tiny.claim.dense.lms: is already a system"),
+    ({"dense": {"wide": {"embed_dim": 12, "heads": 5}}}, "experiments.tiny.claim.dense.wide: embed_dim 12 is not a "
+                                                         "multiple of heads 5"),
+    ({"dense": {"wide": {"width": 12}}}, "experiments.tiny.claim.dense.wide"),
+    ({"dense_tolerance": 1.5}, "experiments.tiny.claim.dense_tolerance"),
     ({"min_len": 4, "max_len": 3}, "experiments.tiny.claim.max_len: 3 is below min_len 4"),
     ({"concepts": 2, "min_len": 1, "max_len": 2}, "experiments.tiny.claim.sentences: more than the distinct"),
     ({"sentences": {"train": 10, "test": 5}}, "experiments.tiny.claim.sentences: needs train, valid and test"),
@@ -60,3 +67,4 @@ def test_only_the_default_experiment_configures_a_claim() -> None:
     assert params.get("default_gpu").claim == params.get("default").claim  # the same claim at both scales
     claim = params.get("default").claim
     assert claim.model.embed_dim == 16 and {m["kind"] for m in claim.methods.values()} == {"lms", "fd", "lsl"}
+    assert claim.scramble and len(claim.dense) == 2 and len(claim.seeds) >= 2  # the claims' dense baselines, seeds

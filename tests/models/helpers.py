@@ -8,6 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from lsnmt.config import ModelConfig
+from lsnmt.train.corpus import Sample
 from models.build import build_transformer
 from models.factories import Factories, LayerSpec
 from models.lang import LangContext
@@ -15,6 +16,11 @@ from models.layers import FeedForward
 from models.transformer import Transformer
 
 PAD, EOS = 1, 2
+METHOD_OVERRIDES: dict[str, dict[str, object]] = {
+    "lsl": {"src": (1,), "tgt": (2,)},  # the defaults are the dense model: one layer of each index language
+    "deep": {"encoder_layers": 3, "decoder_layers": 3},  # the defaults are CLM's 26 + 26 layers
+}
+"""Settings for the 2+2-layer test model where a kind's defaults do not fit it (:func:`method_model`)."""
 
 
 def tiny_config(**overrides: object) -> ModelConfig:
@@ -86,3 +92,25 @@ def assert_mixed_equals_single(model: nn.Module, vocab: int = 13) -> None:
     for i in range(4):
         one = model(src[i:i + 1], prev[i:i + 1], LangContext.single(int(langs.src[i]), int(langs.tgt[i]), 1))
         torch.testing.assert_close(mixed[i:i + 1], one, atol=1e-5, rtol=1e-5)
+
+
+def method_model(kind: str | None, decoder: str = "shared", vocab: int = 13, num_languages: int = 3,
+                 **cfg: object) -> Transformer:
+    """The tiny model (train mode) of method kind ``kind`` (``None``: naive) with its default config, updated by
+    :data:`METHOD_OVERRIDES` and ``cfg``: any kind of ``models.config.kinds.KINDS``, a new one included."""
+    from models.config.kinds import KINDS
+
+    method_cfg = None if kind is None else KINDS[kind].config(**{**METHOD_OVERRIDES.get(kind, {}), **cfg})
+    torch.manual_seed(0)
+    return build_transformer(tiny_config(decoder=decoder), vocab_size=vocab, num_languages=num_languages,
+                             method=kind, method_cfg=method_cfg)
+
+
+def collated(ids: tuple[list[int], list[int]], vocab: int = 13) -> Sample:
+    """A batch as ``lsnmt.train.corpus.collate`` builds it for languages ``ids`` (source, target per row):
+    padded sources and targets, the languages known on the host."""
+    n = len(ids[0])
+    src, prev = random_batch(n, 6, 5, vocab)
+    target = torch.cat([prev[:, 1:], torch.full((n, 1), EOS)], 1)
+    target[1, 3:], prev[1, 4:] = PAD, PAD  # a shorter target
+    return Sample(src, prev, target, LangContext.from_ids(*ids), int(target.ne(PAD).sum()))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
 import torch
 
+from lsnmt.typed import FieldError
 from models.build import build_transformer
 from models.factories import LayerSpec
 from models.lang import LangContext
@@ -92,16 +94,29 @@ def test_encoder_pads_reach_the_router_as_padding() -> None:
     assert torch.equal(seen[0], src.eq(1))
 
 
-def test_eval_mode_drops_no_token() -> None:
-    """Decoding never drops a token (fairseq's MoE at inference): every token to one expert is still served."""
-    layer = SwitchFFN(SPEC, SwitchConfig(experts=4, capacity_factor=0.5)).eval()
+def _one_expert_layer(**cfg: float) -> SwitchFFN:
+    """4 experts, every token (positive inputs) routed to expert 2."""
+    layer = SwitchFFN(SPEC, SwitchConfig(experts=4, capacity_factor=0.5, **cfg)).eval()
     with torch.no_grad():
         layer.router.weight.zero_()
-        layer.router.weight[2] = 1.0  # every token with a positive sum goes to expert 2
-    x = torch.rand(2, 8, 16) + 0.1
-    out = layer(x, LangContext.single(0, 1, 2)).reshape(-1, 16)
-    assert layer.capacity(16) == 16 and torch.all(out.abs().sum(-1) > 0)
-    assert not layer.train().capacity(16) == 16  # training keeps the capacity factor
+        layer.router.weight[2] = 1.0
+    return layer
+
+
+def test_eval_capacity_is_fairseqs_token_fraction() -> None:
+    """fairseq's ``top1gating`` in eval mode: ``capacity = ceil(moe_eval_capacity_token_fraction * tokens)``,
+    default 0.25; a fraction <= 0 (fairseq's -1) keeps the training capacity; 1 drops nothing."""
+    x = torch.rand(2, 8, 16) + 0.1  # 16 tokens, all to expert 2
+    served = {}
+    for fraction, cap in ((0.25, 4), (-1.0, 2), (1.0, 16)):
+        layer = _one_expert_layer() if fraction == 0.25 else _one_expert_layer(eval_capacity_fraction=fraction)
+        assert layer.capacity(16) == cap, fraction
+        with torch.no_grad():
+            served[fraction] = (layer(x, LangContext.single(0, 1, 2)).reshape(-1, 16).abs().sum(-1) > 0).tolist()
+        assert served[fraction] == [True] * cap + [False] * (16 - cap), fraction  # the first in batch order
+    assert _one_expert_layer().train().capacity(16) == 2  # training: ceil(0.5 * 16 / 4)
+    with pytest.raises(FieldError, match="eval_capacity_fraction"):
+        SwitchConfig(eval_capacity_fraction=1.5)
 
 
 def test_switch_trains_on_mixed_direction_batches_in_every_experiment() -> None:
@@ -109,9 +124,13 @@ def test_switch_trains_on_mixed_direction_batches_in_every_experiment() -> None:
     from pathlib import Path
 
     from lsnmt.config import Params
+    from lsnmt.methods import train_settings
 
     params = Params.load(Path(__file__).resolve().parents[2] / "params.yaml")
     for name, exp in params.experiments.items():
-        assert exp.train.for_kind("switch").batching == "mixed", name
-    assert params.get("opus100").train.for_kind("lms").batching == "direction"
-    assert params.get("opus100").train.for_kind(None).batching == "direction"
+        assert train_settings(exp.train, "switch").batching == "mixed", name
+    assert train_settings(params.get("opus100").train, "lms").batching == "direction"
+    assert train_settings(params.get("opus100").train, None).batching == "direction"
+    over = dataclasses.replace(params.get("opus100").train, batching_by_kind={"switch": "direction", "naive": "mixed"})
+    assert train_settings(over, "switch").batching == "direction"  # the experiment's override wins
+    assert train_settings(over, None).batching == "mixed"

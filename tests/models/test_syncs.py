@@ -28,8 +28,9 @@ def test_pure_device_work_counts_nothing():
     lambda x: torch.unique(x),
     lambda x: torch.repeat_interleave(torch.tensor([1, 2]), torch.tensor([2, 1])),
     lambda x: torch.cuda.synchronize() if torch.cuda.is_available() else x.sum().item(),
+    lambda x: torch.bincount(torch.tensor([0, 2]), minlength=4),
 ], ids=["item", "bool", "float", "tolist", "cpu", "numpy", "bool-mask", "nonzero", "unique",
-        "repeat_interleave", "synchronize"])
+        "repeat_interleave", "synchronize", "bincount"])
 def test_each_synchronising_call_is_counted_with_its_place(read):
     x = torch.randn(5)
     with count_syncs() as syncs:

@@ -203,21 +203,27 @@ def test_ls_module_seam_and_aux_loss() -> None:
     assert loss is not None and loss.ndim == 0
 
 
-def test_ls_builders_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert "nope" not in ls.LS_BUILDERS and set(ls.LS_BUILDERS) == set(ls.LS_KINDS)
+TOY_SEEN: dict[str, object] = {}
+
+
+def toy_builder(cfg: object, defaults: Factories) -> Factories:
+    """The builder of the ``toy`` kind of :func:`test_a_kind_is_one_table_entry`."""
+    TOY_SEEN["cfg"] = cfg
+    return Factories(attn=defaults.attn, ffn=TOY_LS.ffn)
+
+
+def test_a_kind_is_one_table_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kind added to ``models.config.kinds.KINDS`` alone is built (its builder imported by reference)."""
+    from models.config import kinds
+
     with pytest.raises(KeyError, match="unknown language-specific method 'nope'"):
         build_transformer(tiny_config(), vocab_size=VOCAB, method="nope")
-    seen = {}
-
-    def toy_builder(cfg: object, defaults: Factories) -> Factories:
-        seen["cfg"] = cfg
-        return Factories(attn=defaults.attn, ffn=TOY_LS.ffn)
-
-    monkeypatch.setitem(ls.LS_BUILDERS, "toy", toy_builder)
+    monkeypatch.setitem(kinds.KINDS, "toy", kinds.Kind(config=dict, build=f"{__name__}:toy_builder"))
     model = build_transformer(tiny_config(), vocab_size=VOCAB, num_languages=3, method="toy", method_cfg={"r": 1})
-    assert seen["cfg"] == {"r": 1}
+    assert TOY_SEEN["cfg"] == {"r": 1}
     assert sum(type(m).__name__ == "ToyLSFFN" for m in model.modules()) == 4  # 2 encoder + 2 decoder layers
     assert build_transformer(tiny_config(), vocab_size=VOCAB, method="naive") is not None
+    assert ls.criterion("toy") is None and ls.criterion("fd") is not None
 
 
 def test_meta_device_build_is_free() -> None:

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from matplotlib.image import imread
 
 from lsnmt.config import Params
 from lsnmt.report import paper as paper_tables
@@ -48,7 +49,9 @@ async function verdict(frame) {
     try { ok = (await fetch(new URL(href, doc.baseURI), {method: "HEAD"})).ok; } catch (e) {}
     links.push({href, ok});
   }
-  return {title: doc.title, tables: doc.querySelectorAll("table").length, images, links};
+  const answer = doc.querySelector("table.headline");  // the first screen: the frame is 1200 x 900
+  return {title: doc.title, tables: doc.querySelectorAll("table").length, images, links,
+          answer: answer ? answer.getBoundingClientRect().bottom : null, height: frame.clientHeight};
 }
 const frames = [...document.querySelectorAll("iframe")];
 Promise.all(frames.map(f => new Promise(done => f.complete ? done() : f.addEventListener("load", done))))
@@ -160,3 +163,30 @@ def test_page_loads_every_image_and_link_in_headless_chromium(served: tuple[str,
     # the server saw no other failed request (the browser asks for /favicon.ico by itself)
     assert not [f for f in failed if "missing" not in f and "favicon" not in f], failed
     assert [i["ok"] for i in bad["images"]] == [False] and [a["ok"] for a in bad["links"]] == [False]
+    # the answer's table (each system against naive) ends above the fold of a 1200 x 900 window
+    assert good["answer"] is not None and 0 < good["answer"] <= good["height"] == 900, good["answer"]
+    assert bad["answer"] is None  # the broken page has none: the measurement reads a real table
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.skipif(BROWSER is None, reason="chromium is not installed: no screenshot of reports/index.html")
+def test_first_screen_screenshot_shows_the_answer(site: Path, tmp_path: Path) -> None:
+    """A 1200 x 900 screenshot of the page (kept in the test's folder to look at) is drawn, and it is not blank:
+    the answer's table and text put many distinct colours on the first screen."""
+    shot = tmp_path / "first-screen.png"
+    cmd = [
+        str(BROWSER),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1200,900",
+        f"--screenshot={shot}",
+        (site / "reports" / "index.html").as_uri(),
+    ]
+    subprocess.run(cmd, capture_output=True, text=True, timeout=150)
+    assert shot.is_file() and shot.stat().st_size > 10_000, "no screenshot"
+    pixels = imread(str(shot))
+    colours = {tuple(p) for p in pixels[:600:4, ::4].reshape(-1, pixels.shape[2])}
+    assert pixels.shape[:2] == (900, 1200) and len(colours) > 20

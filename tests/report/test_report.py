@@ -67,7 +67,7 @@ def test_every_paper_table_and_figure_is_written(tmp_path: Path, results: Result
     for it in items:
         for link in it.links:
             assert (out / link).is_file(), link
-        assert it.status in {"reproduced", "differs", "not run", "ours"}
+        assert it.status in {"reproduced", "differs", "params differ", "not run", "ours"}
 
 
 def test_missing_results_read_not_run_and_default_cells_are_filled(tmp_path: Path, results: Results) -> None:

@@ -8,7 +8,6 @@ factory and criterion (as ``stages/train.py``), the LSL search (``lsnmt.search``
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,10 +21,9 @@ from lsnmt.data.synthetic import Task, write_shards
 from lsnmt.decode.translate import load_model, translate_direction
 from lsnmt.search import run_search
 from lsnmt.train.corpus import Vocab, load_split
-from lsnmt.train.pretrain import dense_pretrained
-from lsnmt.train.trainer import train
+from lsnmt.train.method import train_method as train_the_method
 from models.build import build_transformer
-from models.ls import criterion
+from models.config import kinds
 from tests.data.helpers import experiment
 
 LANGS = ("en", "de", "fr", "ru")
@@ -59,17 +57,10 @@ class Scores:
 
 def train_method(exp: Experiment, name: str, bin_dir: Path, root: Path) -> Path:
     """Train method ``name`` of ``exp`` as ``stages/train.py`` does; returns its ``model.pt``."""
-    kind, cfg = methods.resolve(exp, name)
-    if getattr(cfg, "architecture", None) is not None:  # LSL-NAS: the search first (stages/search.py)
+    if kinds.searched(*methods.resolve(exp, name)) is not None:  # LSL-NAS: the search first (stages/search.py)
         run_search(exp, bin_dir, root / "results" / exp.name / "search", root / "work" / "search")
-    cfg = methods.bind(exp, name, kind, cfg, results=root / "results")
-    factory = functools.partial(build_transformer, method=kind, method_cfg=cfg)
-    work = root / "work" / name
-    if getattr(cfg, "dense_steps", 0):
-        factory = dense_pretrained(exp, name, cfg, bin_dir, work, factory)
     out = root / "results" / exp.name / "train" / name
-    train(exp, bin_dir, out, work, model_factory=factory, criterion=criterion(kind),
-          method=methods.record(name, kind, cfg))
+    train_the_method(exp, name, bin_dir, out, root / "work" / name, results=root / "results")
     return out / "model.pt"
 
 

@@ -164,12 +164,14 @@ def test_eval_batches_are_deterministic_and_complete(corpus) -> None:
 
 
 def test_a_switch_training_batch_holds_several_directions(corpus: tuple[Path, Vocab]) -> None:
-    """Switch's per-kind override (train.batching_by_kind, LMS-FD v1 footnote 4): with the experiment's
-    one-direction batching, a Switch run's batches mix directions; an LMS run's do not."""
+    """Switch's own batches (its kind's ``batching``, LMS-FD v1 footnote 4): with the experiment's one-direction
+    batching, a Switch run's batches mix directions; an LMS run's do not."""
+    from lsnmt.methods import train_settings
+
     pool = pool_of(corpus, max_tokens=256, batching="direction")
     exp = tiny_experiment(max_tokens=256, batching="direction")
     for kind, mixed in (("switch", True), ("lms", False)):
-        cfg = exp.train.for_kind(kind)
+        cfg = train_settings(exp.train, kind)
         order, bounds = epoch_plan(pool, cfg, seed=1, epoch=0)
         per_batch = [len(np.unique(pool.rows(order[a:b])[:, 0])) for a, b in bounds.tolist()]
         assert (max(per_batch) > 1) is mixed, kind

@@ -1,20 +1,32 @@
 """Ours only: the small-scale claim (``claim`` stage, ``lsnmt/claim/``), one table and one figure per experiment
 that measured it (``results/<exp>/claim/summary.json`` with status ``measured``; the others have no item).
 
-``tables/ours/claim-<exp>.{md,csv}``: method, parameters (total and shared), BLEU and exact match with their 95%
-bootstrap intervals, the differences to naive with interval, p and verdict, and the orderings;
-``figures/ours/claim-<exp>.{png,pdf}``: the same scores as bars (``lsnmt.claim.figure``). No paper counterpart.
+``tables/ours/claim-<exp>.{md,csv}``: each claim with its source, the systems compared and their parameter counts,
+the differences with their seed-aware 95% intervals, p, seeds and verdict (the CSV: this table); the markdown also
+lists every system (method, parameters, scores, difference to naive), written alone to
+``tables/ours/claim-<exp>-systems.csv``; ``figures/ours/claim-<exp>.{png,pdf}``: the scores as bars
+(``lsnmt.claim.figure``). No paper counterpart.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
 from lsnmt.claim import figure, table
+from lsnmt.io import atomic_write
 from lsnmt.report.item import Item
 from lsnmt.report.runs import Results
 from lsnmt.report.specs.extra import _write
+
+
+def _csv(path: Path, rows: list[list[str]], header: list[str]) -> str:
+    with atomic_write(path) as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
+    return f"tables/ours/{path.name}"
 
 
 def claim_tables(results: Results, out: Path) -> list[Item]:
@@ -29,7 +41,8 @@ def claim_tables(results: Results, out: Path) -> list[Item]:
         stem = f"claim-{name}"
         pngs = figure.draw(summary, out / "figures" / "ours", stem)
         md = table.markdown(summary, f"../../figures/ours/{pngs[0].name}")
-        links = _write(out, stem, md, table.rows(summary), table.HEADER)
-        items.append(Item("ours", f"Small-scale claim: {name}", "ours",
-                          (*links, *(f"figures/ours/{p.name}" for p in pngs)), table.caption(summary)))
+        links = _write(out, stem, md, table.claim_rows(summary), table.CLAIM_HEADER)
+        systems = _csv(out / "tables" / "ours" / f"{stem}-systems.csv", table.system_rows(summary), table.SYSTEM_HEADER)
+        items.append(Item("ours", f"Small-scale claims: {name}", "ours",
+                          (*links, systems, *(f"figures/ours/{p.name}" for p in pngs)), table.caption(summary)))
     return items
