@@ -33,12 +33,13 @@ def _masked_positions(logits: Tensor, attention_mask: Tensor) -> Tensor:
     return logits.float().permute(2, 0, 1).masked_fill(~attention_mask.bool().unsqueeze(0), neg)
 
 
-def ner_terms(logits: Tensor, labels: Tensor) -> tuple[Tensor, Tensor, Tensor, int]:
-    """``(CE sum, log-probs (B, T, C), mask (B, T) True where ignored, labelled positions)``."""
+def ner_terms(logits: Tensor, labels: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``(CE sum, log-probs (B, T, C), mask (B, T) True where ignored, labelled positions)``; the count stays a
+    device tensor (reading it would stall a GPU once per batch)."""
     lp = torch.log_softmax(logits.float(), dim=-1)
     ce = F.nll_loss(lp.flatten(0, 1), labels.flatten(), ignore_index=IGNORE, reduction="sum")
     mask = labels.eq(IGNORE)
-    return ce, lp, mask, int((~mask).sum())
+    return ce, lp, mask, (~mask).sum()
 
 
 def qa_terms(logits: Tensor, attention_mask: Tensor, start: Tensor, end: Tensor) -> tuple[Tensor, Tensor, Tensor, int]:
@@ -48,14 +49,19 @@ def qa_terms(logits: Tensor, attention_mask: Tensor, start: Tensor, end: Tensor)
     return ce, lp, torch.zeros(lp.shape[:2], dtype=torch.bool, device=lp.device), lp.shape[0]
 
 
-Terms = Callable[[Tensor], tuple[Tensor, Tensor, Tensor, int]]
+Terms = Callable[[Tensor], tuple[Tensor, Tensor, Tensor, Tensor | int]]
 """``terms(logits) -> (CE sum, log-probs, KL mask, units)`` of one batch (``ner_terms``/``qa_terms`` bound)."""
+
+
+def _at_least_one(n: Tensor | int) -> Tensor | int:
+    """``max(n, 1)`` of a host count or a device tensor (no host read)."""
+    return n.clamp(min=1) if isinstance(n, Tensor) else max(n, 1)
 
 
 def single_loss(forward: Forward, langs: LangContext, terms: Terms) -> Tensor:
     """Mean cross entropy of one forward pass (naive model, LMS)."""
     ce, _lp, _mask, n = terms(forward(langs))
-    return ce / max(n, 1)
+    return ce / _at_least_one(n)
 
 
 def fd_loss(forward: Forward, langs: LangContext, terms: Terms, *, kl_scale: float = 1.0) -> Tensor:
@@ -64,5 +70,5 @@ def fd_loss(forward: Forward, langs: LangContext, terms: Terms, *, kl_scale: flo
     ``kl_scale`` turns a KL summed over the QA start and end distributions into their mean (0.5)."""
     ce_ls, lp_ls, mask, n = terms(forward(langs.with_(route="ls")))
     ce_sh, lp_sh, _mask, _n = terms(forward(langs.with_(route="share")))
-    n = max(n, 1)
+    n = _at_least_one(n)
     return fuse(ce_ls / n, ce_sh / n, kl_scale * symmetric_kl(lp_ls, lp_sh, mask) / n)

@@ -8,21 +8,24 @@ predicts every test language through every route the method has (naive: ``none``
 configured route first, then the other: Share and LS come from the same trained model, Sec. 5).
 
 Resumable: a unit's state lives in ``work/{exp}/tasks/{task}/{method}/seed{n}`` (``last.pt`` after each
-epoch, ``best.pt``, ``result.json`` when done; a changed config or changed data wipes it). The stage
-output ``results/{exp}/tasks/{task}/{method}/seed{n}/`` (``predictions.json``, ``curve.tsv``) is assembled
-from finished units and swapped in atomically; fine-tuned weights stay in ``work/`` (1.1 GB each at paper
-scale). CPU runs are deterministic. The updates run on :func:`lsnmt.train.loop.run_updates` (one update per
-batch, ``last.pt`` at each epoch's end): SIGTERM / SIGUSR1 saves ``last.pt`` after the batch in progress, with the
-epoch's running loss, and raises :class:`~lsnmt.train.loop.Interrupted`; the rerun resumes inside the epoch, bit
-for bit on CPU.
+epoch, ``best.pt``, ``result.json`` when done; a changed config or changed data moves it aside to
+``seed{n}.stale``, as the translation trainer does). The stage output
+``results/{exp}/tasks/{task}/{method}/seed{n}/`` (``predictions.json``, ``curve.tsv``) is assembled from finished
+units and swapped in atomically; fine-tuned weights stay in ``work/`` (1.1 GB each at paper scale). CPU runs are
+deterministic. Each batch is one update of the project's one update step (:func:`lsnmt.train.update.update`:
+clipping, AMP, the optimizer step), its loss left on the device; the updates run on
+:func:`lsnmt.train.loop.run_updates` (the epoch's end is its validation hook, after the NaN guard has read the
+epoch's losses; ``last.pt`` at each epoch's end): SIGTERM / SIGUSR1 saves ``last.pt`` after the batch in
+progress, with the epoch's running loss, and raises :class:`~lsnmt.train.loop.Interrupted`; the rerun resumes
+inside the epoch, bit for bit on CPU. One process only (no DDP): a unit's batch is one language's examples.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import logging
-import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -44,7 +47,11 @@ from lsnmt.tasks.config import TaskConfig
 from lsnmt.tasks.data import NER_LABELS
 from lsnmt.tasks.predict import dev_f1, predict
 from lsnmt.train import checkpoint as ckpt
-from lsnmt.train.loop import Job, Update, run_updates
+from lsnmt.train.dist import Dist, pick_device
+from lsnmt.train.loop import Job, Update, Validation, run_updates
+from lsnmt.train.optim import adamw, bias_or_layer_norm, linear_warmup_decay
+from lsnmt.train.trainer import prepare_work_dir
+from lsnmt.train.update import update, updater
 from lsnmt.typed import to_dict
 from models.config import kinds
 from models.lang import LangContext
@@ -90,21 +97,16 @@ def count_params(model: TaskModel, task: TaskConfig, kind: str | None, cfg: Any)
     return out
 
 
-def optimizer(model: nn.Module, task: TaskConfig, total_steps: int) -> tuple[torch.optim.Optimizer, Any]:
-    """AdamW (no decay on biases and LayerNorms) and a linear warm-up then linear decay to 0."""
-    decay, rest = [], []
-    for name, p in model.named_parameters():
-        (rest if name.endswith("bias") or "LayerNorm" in name else decay).append(p)
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": task.weight_decay},
-                             {"params": rest, "weight_decay": 0.0}], lr=task.lr, eps=task.adam_eps)
-    warm = task.warmup_steps
+def optimizer(model: nn.Module, task: TaskConfig, device: torch.device) -> torch.optim.Optimizer:
+    """AdamW, no decay on biases and LayerNorms (:func:`lsnmt.train.optim.adamw`; the rate is set each update from
+    :func:`lsnmt.train.optim.linear_warmup_decay`)."""
+    return adamw(model, lr=task.lr, eps=task.adam_eps, weight_decay=task.weight_decay, exempt=bias_or_layer_norm,
+                 fused=device.type == "cuda")
 
-    def factor(step: int) -> float:
-        if step < warm:
-            return (step + 1) / warm  # (step + 1): the first update does not run at lr 0
-        return max(0.0, (total_steps - step) / max(1, total_steps - warm))
 
-    return opt, torch.optim.lr_scheduler.LambdaLR(opt, factor)
+def lr_at(n: int, task: TaskConfig, total: int) -> float:
+    """The rate of update ``n + 1``: linear warm-up over ``warmup_steps``, linear decay to 0 at ``total``."""
+    return linear_warmup_decay(n, lr=task.lr, warmup=task.warmup_steps, total=total)
 
 
 def batch_loss(model: TaskModel, task: TaskConfig, kind: str | None, batch: dict[str, Tensor],
@@ -144,46 +146,66 @@ class Unit:
                 "data": prepared.fingerprint}
 
 
-def _prepare_work(unit: Unit, config: dict[str, Any]) -> None:
-    cfg_path = unit.work / "config.json"
-    if cfg_path.is_file() and json.loads(cfg_path.read_text(encoding="utf-8")) != config:
-        log.info("%s: the config or the data changed; starting %s afresh", unit.method, unit.work)
-        shutil.rmtree(unit.work)
-    unit.work.mkdir(parents=True, exist_ok=True)
-    ckpt.remove_partial(unit.work)
-    write_json(cfg_path, config)
+def _prepare_work(unit: Unit, config: dict[str, Any]) -> dict[str, Any]:
+    """The translation trainer's policy (:func:`lsnmt.train.trainer.prepare_work_dir`): a work dir of another
+    config or other data is moved aside to ``{work}.stale``, not deleted (a mistaken edit of params.yaml costs a
+    rename, not the unit's training); returns ``config`` with its fingerprint."""
+    recorded = unit.work / "config.json"
+    stamped = {**config, "fingerprint": hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()}
+    if recorded.is_file() and json.loads(recorded.read_text(encoding="utf-8")) == config:
+        write_json(recorded, stamped)  # the same unit, recorded before work dirs carried a fingerprint: kept
+    prepare_work_dir(unit.work, stamped)
+    return stamped
 
 
 def run_unit(unit: Unit, prepared: Prepared, device: torch.device) -> dict[str, Any]:
     """Train (or resume) one unit and predict its test sets; returns (and stores) its ``result.json``."""
     done = unit.work / "result.json"
-    config = unit.config(prepared)
-    _prepare_work(unit, config)
+    _prepare_work(unit, unit.config(prepared))
     if done.is_file():
         log.info("%s %s seed %d: done earlier, reusing %s", unit.task_name, unit.method, unit.seed, done)
         return json.loads(done.read_text(encoding="utf-8"))
     task = unit.task
     model = build_model(task, prepared, unit.kind, unit.cfg, unit.seed).to(device)
-    train_rows = prepared.splits["train"]
+    state = _fit(unit, prepared, model, device)
+    if task.select == "best":
+        model.load_state_dict(ckpt.load(unit.work / "best.pt", device, remedy=f"delete {unit.work} to train the unit "
+                                        "afresh")["model"])
+    result = {"task": unit.task_name, "method": unit.method, "kind": unit.kind, "seed": unit.seed,
+              "selected_epoch": state["best_epoch"] if task.select == "best" else task.epochs,
+              "curve": state["curve"], "params": count_params(model, task, unit.kind, unit.cfg),
+              "routes": routes(unit.kind, unit.cfg),
+              "predictions": {r: predict(model, task, prepared.splits["test"], r, prepared.gold, device)
+                              for r in routes(unit.kind, unit.cfg)}}
+    write_json(done, result)
+    return result
+
+
+def _fit(unit: Unit, prepared: Prepared, model: TaskModel, device: torch.device) -> dict[str, Any]:
+    """Train ``unit``'s epochs on the project's one update (:func:`lsnmt.train.update.update`) and loop, from its
+    ``last.pt`` if any; returns the unit's state (curve, best epoch)."""
+    task, train_rows = unit.task, prepared.splits["train"]
     n_batches = len(epoch_batches(train_rows, list(task.languages), task.batch_size, np.random.default_rng(0)))
-    opt, sched = optimizer(model, task, task.epochs * n_batches)
-    state = {"epoch": 0, "best": None, "best_epoch": None, "curve": []}
-    running = {"loss": 0.0, "batches": 0}  # the epoch in progress: summed loss, batches done
-    last = unit.work / "last.pt"
+    total = task.epochs * n_batches
+    t = updater(model, optimizer(model, task, device), Dist(0, 1, device, owns_group=False),
+                clip_norm=task.clip_norm)
+    state: dict[str, Any] = {"epoch": 0, "best": None, "best_epoch": None, "curve": []}
+    running: dict[str, Any] = {"loss": 0.0, "batches": 0}  # the epoch in progress: summed loss, batches done
+    step = 0
     if (found := ckpt.resume(unit.work, device)) is not None:  # a damaged last.pt stops here, in one line
         saved = found[1]
         model.load_state_dict(saved["model"])
-        opt.load_state_dict(saved["optimizer"])
-        sched.load_state_dict(saved["scheduler"])
+        t.optimizer.load_state_dict(saved["optimizer"])
         ckpt.set_rng_state(saved["rng"])
         state, running = saved["state"], saved.get("running", running)
+        step = int(saved["step"]) if "step" in saved else int(saved["scheduler"]["last_epoch"])  # before "step"
         log.info("%s %s seed %d: resuming after update %d (epoch %d)", unit.task_name, unit.method, unit.seed,
-                 sched.last_epoch, state["epoch"] + 1)
+                 step, state["epoch"] + 1)
     route0 = routes(unit.kind, unit.cfg)[0]
     epochs: dict[int, list[tuple[int, np.ndarray]]] = {}
     clock = [time.time()]
 
-    def update(n: int) -> Update:
+    def step_fn(n: int) -> Update:
         """Update ``n + 1``: batch ``n % n_batches`` of epoch ``n // n_batches`` (that epoch's own order)."""
         epoch, b = divmod(n, n_batches)
         if epoch not in epochs:
@@ -191,26 +213,24 @@ def run_unit(unit: Unit, prepared: Prepared, device: torch.device) -> dict[str, 
             epochs[epoch] = epoch_batches(train_rows, list(task.languages), task.batch_size,
                                           np.random.default_rng([unit.seed, epoch]))
         lid, idx = epochs[epoch][b]
-        model.train()
         batch = collate([train_rows[task.languages[lid]][i] for i in idx], device)
-        loss = batch_loss(model, task, unit.kind, batch, LangContext.single(lid, lid, len(idx), device))
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"{unit.task_name} {unit.method} seed {unit.seed}: loss is {loss.item()} "
-                                     f"in epoch {epoch + 1}")
-        loss.backward()
-        if task.clip_norm > 0:
-            nn.utils.clip_grad_norm_(model.parameters(), task.clip_norm)
-        lr = opt.param_groups[0]["lr"]
-        opt.step()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
-        running["loss"], running["batches"] = running["loss"] + loss.item(), running["batches"] + 1
-        if b == n_batches - 1:
-            _end_epoch(epoch)
-        return Update(loss=loss.item(), nll=loss.item(), ntokens=len(idx), lr=lr)
+        langs = LangContext.single(lid, lid, len(idx), device)
 
-    def _end_epoch(epoch: int) -> None:
-        row = {"epoch": epoch + 1, "step": sched.last_epoch, "loss": running["loss"] / max(running["batches"], 1),
+        def forward() -> tuple[Tensor, Tensor]:
+            loss = batch_loss(model, task, unit.kind, batch, langs)
+            return loss, loss.detach().reshape(1)
+
+        lr = lr_at(n, task, total)
+        stepped = update(t, [forward], lr, n)
+        loss = stepped.stats[0]  # stays on the device: the loop's check and the epoch's end read it
+        running["loss"], running["batches"] = running["loss"] + loss, running["batches"] + 1
+        return Update(loss=loss, nll=loss, ntokens=len(idx), lr=lr, grad_norm=stepped.grad_norm,
+                      skipped=stepped.skipped)
+
+    def end_epoch(step: int) -> Validation:
+        """After the NaN guard's check of the epoch's updates: the curve row, dev F1 and ``best.pt``."""
+        epoch = step // n_batches - 1
+        row = {"epoch": epoch + 1, "step": step, "loss": float(running["loss"]) / max(running["batches"], 1),
                "dev_f1": None}
         if task.select == "best":
             row["dev_f1"] = dev_f1(predict(model, task, prepared.splits["valid"], route0, None, device),
@@ -225,26 +245,19 @@ def run_unit(unit: Unit, prepared: Prepared, device: torch.device) -> dict[str, 
                  row["loss"], "" if row["dev_f1"] is None else f", dev F1 {row['dev_f1']:.2f}",
                  time.time() - clock[0])
         clock[0] = time.time()
+        return Validation(row["loss"], improved=False)
 
     def save(n: int, *, periodic: bool, improved: bool) -> None:
         del periodic, improved  # every save (an epoch's end or a stop's) writes last.pt
-        ckpt.save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
-                         "rng": ckpt.rng_state(), "state": state, "running": dict(running)})
+        ckpt.save(unit.work / "last.pt", {"model": model.state_dict(), "optimizer": t.optimizer.state_dict(),
+                                          "step": n, "rng": ckpt.rng_state(), "state": state,
+                                          "running": {"loss": float(running["loss"]), "batches": running["batches"]}})
 
-    job = Job(name=f"{unit.task_name} {unit.method} s{unit.seed}", total=task.epochs * n_batches,
-              log_every=n_batches, save_every=n_batches, update=update, save=save, logger=log)
-    run_updates(job, sched.last_epoch, None, None)
-    if task.select == "best":
-        model.load_state_dict(ckpt.load(unit.work / "best.pt", device, remedy=f"delete {unit.work} to train the unit "
-                                        "afresh")["model"])
-    result = {"task": unit.task_name, "method": unit.method, "kind": unit.kind, "seed": unit.seed,
-              "selected_epoch": state["best_epoch"] if task.select == "best" else task.epochs,
-              "curve": state["curve"], "params": count_params(model, task, unit.kind, unit.cfg),
-              "routes": routes(unit.kind, unit.cfg),
-              "predictions": {r: predict(model, task, prepared.splits["test"], r, prepared.gold, device)
-                              for r in routes(unit.kind, unit.cfg)}}
-    write_json(done, result)
-    return result
+    job = Job(name=f"{unit.task_name} {unit.method} s{unit.seed}", total=total, log_every=n_batches,
+              save_every=n_batches, update=step_fn, save=save, validate=end_epoch, validate_every=n_batches,
+              logger=log)
+    run_updates(job, step, None, None)
+    return state
 
 
 def _write_unit(out: Path, result: dict[str, Any]) -> None:
@@ -268,10 +281,8 @@ def units(exp: Experiment, tasks: tuple[str, ...], methods: tuple[str, ...], wor
 def train_tasks(exp: Experiment, tasks: tuple[str, ...], methods: tuple[str, ...], data_root: Path,
                 out_root: Path, work_root: Path) -> None:
     """Every unit of ``tasks`` x ``methods`` x seeds, then ``out_root`` assembled atomically."""
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     threads = {exp.task_cfg[name].cpu_threads for name in tasks} - {None}
-    if device.type == "cpu" and threads:
-        torch.set_num_threads(min(threads))  # type: ignore[type-var]
+    device = pick_device(0, min(threads) if threads else None)  # type: ignore[type-var]
     prepared = {name: Prepared.load(data_root / name) for name in tasks}
     todo = list(units(exp, tasks, methods, work_root))
     results = []

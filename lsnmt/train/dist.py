@@ -19,6 +19,16 @@ import torch.distributed as dist
 from torch import Tensor
 
 
+def pick_device(local_rank: int = 0, threads: int | None = None) -> torch.device:
+    """The project's one device choice: ``cuda:local_rank`` when CUDA is available, else the CPU (with ``threads``
+    intra-op threads, when given)."""
+    if torch.cuda.is_available():
+        return torch.device("cuda", local_rank)
+    if threads is not None:
+        torch.set_num_threads(threads)
+    return torch.device("cpu")
+
+
 @dataclass(frozen=True)
 class Dist:
     rank: int
@@ -34,13 +44,14 @@ class Dist:
         return self.rank == 0
 
     @classmethod
-    def from_env(cls) -> Dist:
-        """Read the torchrun environment; initialise the default process group if there are several ranks."""
+    def from_env(cls, threads: int | None = None) -> Dist:
+        """Read the torchrun environment; initialise the default process group if there are several ranks.
+        ``threads``: torch's intra-op threads when the ranks run on the CPU (``None``: torch's default)."""
         world = int(os.environ.get("WORLD_SIZE", "1"))
         rank = int(os.environ.get("RANK", "0"))
         local = int(os.environ.get("LOCAL_RANK", "0"))
-        cuda = torch.cuda.is_available()
-        device = torch.device("cuda", local) if cuda else torch.device("cpu")
+        device = pick_device(local, threads)
+        cuda = device.type == "cuda"
         if cuda:
             torch.cuda.set_device(device)
         owns = False

@@ -1,5 +1,6 @@
-"""The one update loop of every training job (:func:`run_updates`): translation (``lsnmt.train.trainer``: DDP,
-AMP, validation), x-elm's LMs (``lsnmt.xelm.trainer``) and the XLM-R tasks (``lsnmt.tasks.train``).
+"""The one update loop of every training job (:func:`run_updates`): translation (``lsnmt.train.trainer``),
+x-elm's LMs (``lsnmt.xelm.trainer``) and the XLM-R tasks (``lsnmt.tasks.train``), whose updates are the one update
+step, :func:`lsnmt.train.update.update` (AMP, DDP, clipping, the optimizer step).
 
 A job is a set of hooks (:class:`Job`): ``update(n)`` runs update ``n + 1`` (its data stream, its step function)
 and reports an :class:`Update`; ``save`` writes the resumable state; ``validate`` (optional) evaluates. The loop

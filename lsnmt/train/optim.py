@@ -19,13 +19,22 @@ As in fairseq's trainer, update ``n + 1`` runs with ``lr(n)``: the first update 
 
     lr(n) = warmup_init_lr + n * (lr - warmup_init_lr) / warmup     n <  warmup
     lr(n) = end_lr + (lr - end_lr) * (total - n) / (total - warmup)  warmup <= n <= total
+
+**Linear warm-up from the first update** (the XLM-R tasks: the XTREME recipe's Hugging Face
+``get_linear_schedule_with_warmup``, whose first update would run at rate 0; here it runs at ``lr / warmup``)::
+
+    lr(n) = lr * (n + 1) / warmup                                   n <  warmup
+    lr(n) = lr * max(0, (total - n) / max(1, total - warmup))       n >= warmup
+
+**No decay on biases and LayerNorms** (``exempt`` of :func:`adamw`; the XTREME / Hugging Face fine-tuning recipe
+the tasks follow): those parameters form a group with weight decay 0.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from typing import Protocol
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
 
 import torch
 from torch import nn
@@ -46,8 +55,32 @@ def build_optimizer(params: Iterable[nn.Parameter], cfg: AdamSettings, *, fused:
                     ) -> torch.optim.Optimizer:
     """AdamW with ``cfg``'s betas, eps and weight decay (the rate is set by :func:`set_lr` each update)."""
     beta1, beta2 = cfg.adam_betas
-    return torch.optim.AdamW(params, lr=cfg.warmup_init_lr, betas=(beta1, beta2), eps=cfg.adam_eps,
-                             weight_decay=cfg.weight_decay, fused=fused or None)
+    return adamw(params, lr=cfg.warmup_init_lr, betas=(beta1, beta2), eps=cfg.adam_eps,
+                 weight_decay=cfg.weight_decay, fused=fused)
+
+
+def bias_or_layer_norm(name: str) -> bool:
+    """A parameter the XTREME recipe does not decay: a bias or a LayerNorm weight (Hugging Face's names)."""
+    return name.endswith("bias") or "LayerNorm" in name
+
+
+def adamw(params: Iterable[nn.Parameter] | nn.Module, *, lr: float, eps: float, weight_decay: float,
+          betas: tuple[float, float] = (0.9, 0.999), fused: bool = False,
+          exempt: Callable[[str], bool] | None = None) -> torch.optim.Optimizer:
+    """:class:`torch.optim.AdamW` (fused on request); with ``exempt`` (``params`` then a module), the parameters
+    whose name it accepts get weight decay 0 (e.g. :func:`bias_or_layer_norm`)."""
+    groups: Iterable[nn.Parameter] | list[dict[str, Any]]
+    if exempt is not None:
+        if not isinstance(params, nn.Module):
+            raise TypeError("adamw(exempt=...) needs the module, to read its parameter names")
+        decay: list[nn.Parameter] = []
+        rest: list[nn.Parameter] = []
+        for name, p in params.named_parameters():
+            (rest if exempt(name) else decay).append(p)
+        groups = [{"params": decay, "weight_decay": weight_decay}, {"params": rest, "weight_decay": 0.0}]
+    else:
+        groups = params.parameters() if isinstance(params, nn.Module) else params
+    return torch.optim.AdamW(groups, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, fused=fused or None)
 
 
 def inverse_sqrt_lr(n: int, cfg: TrainConfig) -> float:
@@ -72,6 +105,14 @@ def linear_decay(n: int, *, lr: float, warmup: int, total: int, warmup_init_lr: 
     if n >= total:
         return end_lr
     return end_lr + (lr - end_lr) * (total - n) / (total - warmup)
+
+
+def linear_warmup_decay(n: int, *, lr: float, warmup: int, total: int) -> float:
+    """The tasks' rate after ``n`` updates: linear warm-up from ``lr / warmup`` on update 1, then linear decay to 0
+    at update ``total`` (see the module docstring)."""
+    if n < warmup:
+        return lr * ((n + 1) / warmup)
+    return lr * max(0.0, (total - n) / max(1, total - warmup))
 
 
 def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:

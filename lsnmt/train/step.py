@@ -10,21 +10,22 @@ ranks, which leaves ``g`` (fairseq scales the summed gradients afterwards, ``mul
 sample_size)``: equal up to rounding). Gradients are all-reduced once per update (``no_sync`` on the first
 ``F - 1`` micro-batches). Then the global norm is clipped to ``clip_norm`` (if > 0) and AdamW (fused) steps with
 ``lr(step)``. With fp16, an update whose gradients overflow is skipped by the ``GradScaler`` and not counted
-(fairseq: "gradient overflow detected, ignoring gradient"); its batches are consumed. A model with an auxiliary
+(fairseq: "gradient overflow detected, ignoring gradient"); its batches are consumed. The backward, AMP, the
+all-reduce, clipping and the step are the project's one update, :func:`lsnmt.train.update.update`; this module
+gives it the micro-batches' losses. A model with an auxiliary
 loss (:class:`models.ls.base.HasAuxLoss`, e.g. MoE balance) adds ``aux * n_tokens`` per micro-batch, so that
 it enters ``g`` once per token-weighted batch (fairseq ``moe_cross_entropy``).
 
 **No host sync.** The update's summed loss and nll (all-reduced over ranks) and its gradient norm stay on the
 device: the loop (:mod:`lsnmt.train.loop`) reads them at its next check, where its NaN guard stops a run before
-any checkpoint of a non-finite update is written. Only fp16 reads one flag per update (the scaler's overflow,
-which ``GradScaler.step`` reads anyway).
+any checkpoint of a non-finite update is written.
 
 The loss of a micro-batch comes from ``run.criterion(model, sample, label_smoothing, pad)``
 (default: one forward and label-smoothed cross entropy; Fuse Distillation registers a
 two-pass criterion, ``models/ls/distill.py``). Training forwards carry
 ``langs.progress = step / max_steps`` (CLSR's gate-noise ramp). A criterion with two
 forwards cannot go through DDP's per-forward bookkeeping, so such runs replace DDP by
-one explicit gradient all-reduce per update (fairseq's ``legacy_ddp``, :func:`sync_grads`).
+one explicit gradient all-reduce per update (fairseq's ``legacy_ddp``, :func:`lsnmt.train.update.sync_grads`).
 
 Dropout draws from the global torch generator, re-seeded before each
 micro-batch with ``(seed, epoch, index)`` of that global batch: the masks do
@@ -33,10 +34,8 @@ not depend on the rank, the number of ranks or where a run was resumed.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
-import logging
 import math
 from dataclasses import dataclass, field
 
@@ -53,10 +52,9 @@ from lsnmt.train.dist import Dist
 from lsnmt.train.feed import Feed, StepBatches, pinned
 from lsnmt.train.loop import Update
 from lsnmt.train.loss import LOG2, default_criterion, smoothed_cross_entropy
-from lsnmt.train.optim import inverse_sqrt_lr, set_lr
+from lsnmt.train.optim import inverse_sqrt_lr
+from lsnmt.train.update import Micro, amp_dtype, autocast, update
 from models.ls.base import Criterion, HasAuxLoss
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(eq=False)
@@ -88,98 +86,44 @@ class Run:
         return isinstance(self.model, HasAuxLoss)
 
     @property
-    def manual_sync(self) -> bool:
-        """Several ranks without a DDP wrapper: gradients are all-reduced once per update by :func:`sync_grads`."""
-        return self.dist.world_size > 1 and self.ddp is None
-
-    @property
     def amp_dtype(self) -> torch.dtype | None:
         """Autocast dtype: bf16/fp16 on CUDA, none on CPU."""
-        if self.dist.device.type != "cuda" or self.cfg.precision == "fp32":
-            return None
-        return torch.bfloat16 if self.cfg.precision == "bf16" else torch.float16
+        return amp_dtype(self.cfg.precision, self.dist.device)
+
+    @property
+    def clip_norm(self) -> float:
+        """``train.clip_norm`` (the :class:`~lsnmt.train.update.Trainee` protocol)."""
+        return self.cfg.clip_norm
 
 
-def autocast(run: Run) -> contextlib.AbstractContextManager:
-    dtype = run.amp_dtype
-    return torch.autocast("cuda", dtype=dtype) if dtype is not None else contextlib.nullcontext()
+def _micro(run: Run, seed: int, sample: Sample, scale: float) -> Micro:
+    """One micro-batch's forward (dropout seeded with ``seed``): its loss (plus the auxiliary loss) times
+    ``scale`` to back-propagate, and (loss, nll) to report."""
 
+    def forward() -> tuple[Tensor, Tensor]:
+        torch.manual_seed(seed)
+        on_device = sample.to(run.dist.device)
+        on_device = dataclasses.replace(on_device, langs=on_device.langs.with_(progress=run.step / run.cfg.max_steps))
+        loss, nll, _ = run.criterion(run.net, on_device, run.cfg.label_smoothing, run.vocab.pad)
+        total = loss
+        if run.has_aux and (aux := run.model.aux_loss()) is not None:  # type: ignore[operator]
+            total = total + aux.float() * on_device.ntokens
+        return total * scale, torch.stack([loss.detach(), nll.detach()])
 
-def _micro(run: Run, seed: int, sample: Sample, scale: float, sync: bool) -> Tensor:
-    """Forward and backward of one micro-batch (its loss times ``scale``, dropout seeded with ``seed``); returns
-    (loss, nll) as float64 ``(2,)`` on the device."""
-    torch.manual_seed(seed)
-    sample = sample.to(run.dist.device)
-    sample = dataclasses.replace(sample, langs=sample.langs.with_(progress=run.step / run.cfg.max_steps))
-    no_sync = run.ddp.no_sync() if run.ddp is not None and not sync else contextlib.nullcontext()
-    with no_sync:
-        with autocast(run):
-            loss, nll, _ = run.criterion(run.net, sample, run.cfg.label_smoothing, run.vocab.pad)
-            total = loss
-            if run.has_aux and (aux := run.model.aux_loss()) is not None:  # type: ignore[operator]
-                total = total + aux.float() * sample.ntokens
-        run.scaler.scale(total * scale).backward()
-    return torch.stack([loss.detach(), nll.detach()]).double()
-
-
-def sync_grads(run: Run) -> None:
-    """Average gradients over ranks in one flat all-reduce, as DDP would (missing ones count as zeros)."""
-    params = [p for p in run.model.parameters() if p.requires_grad]
-    for p in params:
-        if p.grad is None:
-            p.grad = torch.zeros_like(p)
-    flat = torch.cat([p.grad.reshape(-1) for p in params])  # type: ignore[union-attr]
-    run.dist.all_reduce(flat).div_(run.dist.world_size)
-    offset = 0
-    for p in params:
-        n = p.numel()
-        p.grad.copy_(flat[offset:offset + n].view_as(p))  # type: ignore[union-attr]
-        offset += n
-
-
-def grad_norm(run: Run) -> Tensor:
-    """The global gradient norm (a device tensor), the gradients clipped to ``clip_norm`` when it is > 0."""
-    params = [p for p in run.model.parameters() if p.grad is not None]
-    if run.cfg.clip_norm > 0:
-        return nn.utils.clip_grad_norm_(params, run.cfg.clip_norm)
-    return nn.utils.get_total_norm([p.grad for p in params])  # type: ignore[misc]
-
-
-def _optimizer_step(run: Run) -> bool:
-    """Step the optimizer; returns ``True`` when the fp16 scaler skipped it (gradient overflow)."""
-    if not run.scaler.is_enabled():
-        run.optimizer.step()
-        return False
-    scale = run.scaler.get_scale()
-    run.scaler.step(run.optimizer)  # skipped by the scaler on fp16 overflow
-    run.scaler.update()
-    if run.scaler.get_scale() < scale:  # not counted, as in fairseq
-        log.info("step %d: fp16 gradient overflow, update skipped (loss scale %g)", run.step + 1,
-                 run.scaler.get_scale())
-        return True
-    return False
+    return forward
 
 
 def train_step(run: Run, step: StepBatches) -> Update:
-    """One update from this rank's share of the update's batches; ``run.step`` advances unless it was skipped."""
-    run.net.train()
-    run.optimizer.zero_grad(set_to_none=True)
+    """One update from this rank's share of the update's batches (:func:`lsnmt.train.update.update`);
+    ``run.step`` advances unless it was skipped."""
     scale = run.dist.world_size / max(step.ntokens, 1)
-    sums = torch.zeros(2, dtype=torch.float64, device=run.dist.device)
-    last = len(step.batches) - 1
-    for i, (seed, sample) in enumerate(zip(step.seeds, step.samples, strict=True)):
-        sums += _micro(run, seed, sample, scale, sync=i == last)
-    if run.manual_sync:
-        sync_grads(run)
-    run.dist.all_reduce(sums)
-    run.scaler.unscale_(run.optimizer)
-    norm = grad_norm(run)
+    micros = [_micro(run, seed, sample, scale) for seed, sample in zip(step.seeds, step.samples, strict=True)]
     lr = inverse_sqrt_lr(run.step, run.cfg)
-    set_lr(run.optimizer, lr)
-    skipped = _optimizer_step(run)
-    if not skipped:
+    done = update(run, micros, lr, run.step)
+    if not done.skipped:
         run.step += 1
-    return Update(loss=sums[0], nll=sums[1], ntokens=step.ntokens, lr=lr, grad_norm=norm, skipped=skipped)
+    return Update(loss=done.stats[0], nll=done.stats[1], ntokens=step.ntokens, lr=lr, grad_norm=done.grad_norm,
+                  skipped=done.skipped)
 
 
 @dataclass(frozen=True, eq=False)
@@ -210,7 +154,7 @@ def validate(run: Run, plan: list[EvalSet]) -> dict[str, dict[str, float]]:
     for k, es in enumerate(plan):
         for sample in es.samples:
             sample = sample.to(run.dist.device)
-            with autocast(run):
+            with autocast(run.amp_dtype):
                 logits = run.model(sample.src_tokens, sample.prev_output_tokens, sample.langs)
                 loss, nll = smoothed_cross_entropy(logits, sample.target, run.cfg.label_smoothing, run.vocab.pad)
             sums[k, :2] += torch.stack([loss, nll]).double()

@@ -5,13 +5,21 @@ micro-batches of ``max_tokens`` (gradient accumulation), and minimises the mean 
 (no label smoothing, as XGLM). AdamW (:func:`lsnmt.train.optim.build_optimizer`; x-elm's released settings,
 :class:`~lsnmt.xelm.config.LMTrainConfig`), with ``fp16`` on a GPU a dynamic loss scale (an overflowing update is
 skipped and not counted), the global gradient norm clipped to ``clip_norm``, and update ``n + 1`` runs at ``lr(n)``
-of the job's schedule
-(:func:`lsnmt.train.optim.linear_decay` or ``inverse_sqrt``). Dropout is re-seeded from ``(seed, n)`` before
-update ``n + 1``, so a run resumed from ``work_dir/last.pt`` (written every ``save_every`` updates, with the
-optimizer, the stream cursor and the RNG states) gives bit-identical weights on CPU. The updates run on
-:func:`lsnmt.train.loop.run_updates`: SIGTERM / SIGUSR1 saves ``last.pt`` after the update in progress and raises
-:class:`~lsnmt.train.loop.Interrupted`. A work dir whose
-fingerprint (model, training settings, data selection, the weights branched from) differs is moved aside.
+of the job's schedule (:func:`lsnmt.train.optim.linear_decay` or ``inverse_sqrt``): the project's one update,
+:func:`lsnmt.train.update.update`, given the micro-batches' summed nll over the update's tokens. Dropout is
+re-seeded from ``(seed, n)`` before update ``n + 1``, so a run resumed from ``work_dir/last.pt`` (written every
+``save_every`` updates, with the optimizer, the stream cursor and the RNG states) gives bit-identical weights on
+CPU. The updates run on :func:`lsnmt.train.loop.run_updates`: the update's nll and gradient norm stay on the
+device until the loop's next check, whose NaN guard stops the job before any checkpoint of a non-finite update;
+SIGTERM / SIGUSR1 saves ``last.pt`` after the update in progress and raises :class:`~lsnmt.train.loop.Interrupted`.
+A work dir whose fingerprint (model, training settings, data selection, the weights branched from) differs is
+moved aside.
+
+**Several ranks** (``torchrun``, :class:`lsnmt.train.dist.Dist`: NCCL on GPUs, gloo on CPUs): every rank reads the
+same stream and trains a contiguous share of each update's blocks (:func:`rank_rows`; the blocks per update must
+divide by the ranks) through DDP, each rank's nll divided by ``N / W`` (``N`` the update's predicted tokens, ``W``
+the ranks), so that DDP's average is the token mean; rank 0 alone writes files. Each rank draws its own dropout
+masks, ``(seed, n, rank)``: with dropout, weights depend on the number of ranks (which enters the fingerprint).
 
 Writes ``out_dir/model.pt`` (``{"model", "config", "step"}``), ``curve.tsv`` and ``data.json`` (documents
 and tokens per language of the selection, tokens seen) atomically.
@@ -19,27 +27,26 @@ and tokens per language of the selection, tokens seen) atomically.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
-import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 
 from lsnmt.data.fetch import file_digests
 from lsnmt.io import atomic_dir, write_json
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.curve import Curve, Meters
+from lsnmt.train.dist import Dist, pick_device
 from lsnmt.train.loop import Job, Update, run_updates
-from lsnmt.train.loss import sequence_loss
-from lsnmt.train.optim import build_optimizer, inverse_sqrt, linear_decay, set_lr
+from lsnmt.train.loss import smoothed_cross_entropy
+from lsnmt.train.optim import build_optimizer, inverse_sqrt, linear_decay
 from lsnmt.train.trainer import prepare_work_dir
+from lsnmt.train.update import Micro, Updater, grad_scaler, update, wrap_ddp
 from lsnmt.xelm.config import LMConfig, LMTrainConfig
 from lsnmt.xelm.corpus import Selection, TokenStream
 from models.lm import DecoderOnlyLM, build_lm, param_count
@@ -84,7 +91,7 @@ def load_lm(path: Path, device: torch.device | str = "cpu") -> DecoderOnlyLM:
     return model.to(device).eval()
 
 
-def fingerprint(job: LMJob, lm: LMConfig, meta: dict) -> str:
+def fingerprint(job: LMJob, lm: LMConfig, meta: dict, world_size: int = 1) -> str:
     train = {k: v for k, v in asdict(job.train).items() if k not in NO_EFFECT}
     sel = hashlib.sha256()
     for lang in sorted(job.selection.docs):
@@ -92,76 +99,85 @@ def fingerprint(job: LMJob, lm: LMConfig, meta: dict) -> str:
     blob = {"lm": asdict(lm), "train": train, "batch_tokens": job.batch_tokens,
             "selection": sel.hexdigest(), "init": file_digests(job.init)["sha256"] if job.init else None,
             "tokens": meta["tokens"]["train"], "vocab_size": meta["vocab_size"]}
+    if world_size > 1:  # each rank draws its own dropout masks
+        blob["world_size"] = world_size
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
 
 
-_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
-
-
-def _autocast(cfg: LMTrainConfig, device: torch.device) -> contextlib.AbstractContextManager:
-    if device.type == "cuda" and cfg.precision in _DTYPES:
-        return torch.autocast("cuda", dtype=_DTYPES[cfg.precision])
-    return contextlib.nullcontext()
-
-
-def grad_scaler(cfg: LMTrainConfig, device: torch.device) -> torch.amp.GradScaler:
-    """Dynamic loss scaling for ``fp16`` on a GPU (from ``fp16_init_scale``); a disabled pass-through otherwise."""
-    return torch.amp.GradScaler(device.type, init_scale=cfg.fp16_init_scale,
-                                enabled=device.type == "cuda" and cfg.precision == "fp16")
-
-
-def _update(model: nn.Module, opt: torch.optim.Optimizer, scaler: torch.amp.GradScaler, blocks: torch.Tensor,
-            job: LMJob, pad: int, step: int, device: torch.device) -> tuple[float, int, float, bool]:
-    """One optimizer update; returns (summed nll, tokens, lr, skipped: the fp16 scaler found an overflow)."""
+def _update(t: Updater, blocks: torch.Tensor, job: LMJob, pad: int, step: int, ntok: int) -> Update:
+    """Update ``step + 1`` from this rank's ``blocks`` (``ntok``: predicted tokens of the whole update, all ranks)
+    on the project's one update (:func:`lsnmt.train.update.update`): the micro-batches' summed nll over ``ntok``."""
     cfg = job.train
     micro = max(1, (cfg.max_tokens or blocks.numel()) // (blocks.size(1) - 1))
-    ntok = blocks.size(0) * (blocks.size(1) - 1)
-    model.train()
-    opt.zero_grad(set_to_none=True)
-    total = 0.0
-    for mb in blocks.split(micro):
-        with _autocast(cfg, device):
-            logits = model(mb[:, :-1])  # (b, B, V)
-        _, nll, _ = sequence_loss(logits, mb[:, 1:], 0.0, pad)
-        scaler.scale(nll / ntok).backward()
-        total += nll.item()
-    if not math.isfinite(total):
-        raise FloatingPointError(f"{job.name}: update {step + 1}: loss is not finite; stopped before the update")
-    scaler.unscale_(opt)
-    nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm if cfg.clip_norm > 0 else math.inf)
+    norm = ntok / t.dist.world_size  # DDP averages over ranks: each rank's sum over ntok / W gives the token mean
+
+    def forward(mb: torch.Tensor) -> Micro:
+        def loss() -> tuple[torch.Tensor, torch.Tensor]:
+            logits = t.net(mb[:, :-1])  # (b, B, V)
+            _, nll = smoothed_cross_entropy(logits, mb[:, 1:], 0.0, pad)
+            return nll / norm, nll.detach().reshape(1)
+
+        return loss
+
     lr = lr_at(step, cfg)
-    set_lr(opt, lr)
-    scale = scaler.get_scale()
-    scaler.step(opt)  # skipped by an enabled scaler when a gradient is not finite
-    scaler.update()
-    return total, ntok, lr, scaler.is_enabled() and scaler.get_scale() < scale
+    done = update(t, [forward(mb) for mb in blocks.split(micro)], lr, step)
+    nll = done.stats[0]
+    return Update(loss=nll, nll=nll, ntokens=ntok, lr=lr, grad_norm=done.grad_norm, skipped=done.skipped)
 
 
 def device_for(threads: int) -> torch.device:
-    """CUDA if there is a GPU, else the CPU with ``threads`` threads."""
-    if torch.cuda.is_available():
-        return torch.device("cuda")
-    torch.set_num_threads(threads)
-    return torch.device("cpu")
+    """CUDA if there is a GPU, else the CPU with ``threads`` threads (:func:`lsnmt.train.dist.pick_device`)."""
+    return pick_device(0, threads)
+
+
+def rank_rows(n_blocks: int, dist: Dist) -> slice:
+    """This rank's rows of an update's ``n_blocks`` blocks (a contiguous share; ``n_blocks`` divisible by the
+    number of ranks)."""
+    if n_blocks % dist.world_size:
+        raise ValueError(f"batch_tokens gives {n_blocks} blocks per update, not divisible by {dist.world_size} ranks")
+    share = n_blocks // dist.world_size
+    return slice(dist.rank * share, (dist.rank + 1) * share)
+
+
+def dropout_seed(seed: int, n: int, dist: Dist) -> int:
+    """The dropout seed of update ``n + 1`` (one process: ``(seed, n)``; several ranks: ``(seed, n, rank)``, so
+    that the ranks draw different masks)."""
+    if dist.world_size == 1:
+        return update_seed(seed, n)
+    return int(np.random.SeedSequence([seed, n, dist.rank]).generate_state(1, np.uint64)[0])
 
 
 def train_lm(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path, out_dir: Path, *,
              threads: int = 1) -> dict[str, Any]:
-    """Train ``job`` (resuming from ``work_dir``) and write ``out_dir``; returns what ``data.json`` holds."""
-    cfg, device = job.train, device_for(threads)
+    """Train ``job`` (resuming from ``work_dir``) and write ``out_dir``; returns what ``data.json`` holds.
+
+    Under ``torchrun`` every rank trains its share of each update's blocks (:func:`rank_rows`, DDP; gloo ranks on
+    a CPU) and rank 0 alone writes files."""
+    dist = Dist.from_env(threads)
+    try:
+        return _train(job, lm, lm_dir, meta, work_dir, out_dir, dist)
+    finally:
+        dist.close()
+
+
+def _train(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path, out_dir: Path,
+           dist: Dist) -> dict[str, Any]:
+    cfg, device = job.train, dist.device
     torch.manual_seed(cfg.seed)
     model = build_lm(lm, vocab_size=meta["vocab_size"], padding_idx=meta["pad"])
     if job.init is not None:
         model.load_state_dict(ckpt.load(job.init)["model"])
     model.to(device)
     opt = build_optimizer(model.parameters(), cfg, fused=device.type == "cuda")
-    scaler = grad_scaler(cfg, device)
+    scaler = grad_scaler(cfg.precision, device, cfg.fp16_init_scale)
     stream = TokenStream(lm_dir, job.selection, vocab_size=meta["vocab_size"], eos=meta["eos"], block=lm.block_size,
                          seed=cfg.seed)
     config = {"job": job.name, "lm": asdict(lm), "train": asdict(cfg), "batch_tokens": job.batch_tokens,
               "init": str(job.init) if job.init else None, "vocab_size": meta["vocab_size"], "pad": meta["pad"],
-              "eos": meta["eos"], "fingerprint": fingerprint(job, lm, meta)}
-    prepare_work_dir(work_dir, config)
+              "eos": meta["eos"], "fingerprint": fingerprint(job, lm, meta, dist.world_size)}
+    if dist.is_main:
+        prepare_work_dir(work_dir, config)
+    dist.barrier()
     step, meters, last = 0, Meters(), work_dir / "last.pt"
     found = ckpt.resume(work_dir, device)  # a damaged last.pt stops here, in one line
     if found is not None:
@@ -175,16 +191,19 @@ def train_lm(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path,
         meters.load_state_dict(state["meters"])
         ckpt.set_rng_state(state["rng"])
         log.info("%s: resumed from %s at update %d", job.name, found[0], step)
-    curve = Curve(work_dir / "curve.tsv", step if found is not None else None)
+    ddp = wrap_ddp(model, dist)
+    t = Updater(model=model, net=ddp if ddp is not None else model, optimizer=opt, scaler=scaler, dist=dist, ddp=ddp,
+                precision=cfg.precision, clip_norm=cfg.clip_norm)
+    curve = Curve(work_dir / "curve.tsv", step if found is not None else None) if dist.is_main else None
     log.info("%s: %d parameters, %d updates of %d tokens on %d blocks", job.name, param_count(model), cfg.updates,
              job.batch_tokens, stream.n_blocks)
     n_blocks = job.batch_tokens // lm.block_size
+    rows, ntok = rank_rows(n_blocks, dist), n_blocks * lm.block_size
 
-    def update(n: int) -> Update:
-        torch.manual_seed(update_seed(cfg.seed, n))
-        blocks = torch.from_numpy(stream.take(n_blocks)).to(device)
-        nll, ntok, lr, skipped = _update(model, opt, scaler, blocks, job, meta["pad"], n, device)
-        return Update(loss=nll, nll=nll, ntokens=ntok, lr=lr, skipped=skipped)
+    def step_fn(n: int) -> Update:
+        torch.manual_seed(dropout_seed(cfg.seed, n, dist))
+        blocks = torch.from_numpy(stream.take(n_blocks)[rows]).to(device)
+        return _update(t, blocks, job, meta["pad"], n, ntok)
 
     def save(n: int, *, periodic: bool, improved: bool) -> None:
         del periodic, improved  # every save (periodic or a stop's) writes last.pt
@@ -194,12 +213,15 @@ def train_lm(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path,
                          "config": config})
 
     step = run_updates(Job(name=job.name, total=cfg.updates, log_every=cfg.log_every, save_every=cfg.save_every,
-                           update=update, save=save, logger=log), step, meters, curve)
+                           update=step_fn, save=save, logger=log, is_main=dist.is_main, agree=dist.agree,
+                           barrier=dist.barrier), step, meters, curve)
     info = {"job": job.name, "updates": step, "batch_tokens": job.batch_tokens,
             "tokens_seen": step * job.batch_tokens, "init": config["init"], "data": job.selection.summary(lm_dir)}
-    with atomic_dir(out_dir) as tmp:
-        ckpt.save(tmp / "model.pt", {"model": {k: v.cpu() for k, v in model.state_dict().items()},
-                                     "config": config, "step": step})
-        (tmp / "curve.tsv").write_text((work_dir / "curve.tsv").read_text(encoding="utf-8"), encoding="utf-8")
-        write_json(tmp / "data.json", info)
+    if dist.is_main:
+        with atomic_dir(out_dir) as tmp:
+            ckpt.save(tmp / "model.pt", {"model": {k: v.cpu() for k, v in model.state_dict().items()},
+                                         "config": config, "step": step})
+            (tmp / "curve.tsv").write_text((work_dir / "curve.tsv").read_text(encoding="utf-8"), encoding="utf-8")
+            write_json(tmp / "data.json", info)
+    dist.barrier()
     return info

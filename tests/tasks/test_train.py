@@ -138,6 +138,38 @@ def test_changed_config_restarts_the_unit(tmp_path: Path) -> None:
     again = run_unit(Unit("wikiann", changed, "naive", None, None, 1, work), prepared, CPU)
     assert again["curve"] != first["curve"]
     assert json.loads((work / "config.json").read_text())["task_cfg"]["lr"] == 5e-3
+    stale = tmp_path / "w.stale"  # the earlier run is moved aside, as the translation trainer does, not deleted
+    assert json.loads((stale / "config.json").read_text())["task_cfg"]["lr"] == task.lr
+    assert json.loads((stale / "result.json").read_text()) == first
+
+
+def test_a_unit_recorded_without_a_fingerprint_is_reused(tmp_path: Path) -> None:
+    """A work dir written before work dirs carried a fingerprint (config.json = the unit's config) is the same unit:
+    its result is reused, not moved aside."""
+    task, prepared = _ner(tmp_path, epochs=1)
+    unit = Unit("wikiann", task, "naive", None, None, 1, tmp_path / "w")
+    first = run_unit(unit, prepared, CPU)
+    (unit.work / "config.json").write_text(json.dumps(unit.config(prepared)), encoding="utf-8")
+    (unit.work / "result.json").write_text(json.dumps({**first, "marker": 1}), encoding="utf-8")
+    assert run_unit(unit, prepared, CPU)["marker"] == 1 and not (tmp_path / "w.stale").exists()
+
+
+def test_a_non_finite_loss_stops_the_unit_before_any_checkpoint_of_it(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A NaN loss in the third batch of epoch 1: the loop's guard raises at the epoch's check, before the epoch's
+    end writes ``best.pt`` or ``last.pt`` (the loss is no longer read per batch)."""
+    task, prepared = _ner(tmp_path)
+    real, calls = train_mod.batch_loss, {"n": 0}
+
+    def nan_at_three(*args, **kwargs):
+        calls["n"] += 1
+        loss = real(*args, **kwargs)
+        return loss * float("nan") if calls["n"] == 3 else loss
+
+    monkeypatch.setattr(train_mod, "batch_loss", nan_at_three)
+    with pytest.raises(FloatingPointError, match="step 3: training loss is nan"):
+        run_unit(Unit("wikiann", task, "naive", None, None, 1, tmp_path / "w"), prepared, CPU)
+    assert not (tmp_path / "w" / "last.pt").exists() and not (tmp_path / "w" / "best.pt").exists()
 
 
 def test_task_eval_averages_seeds_and_counts_wins(tmp_path: Path) -> None:
@@ -166,3 +198,34 @@ def test_task_eval_averages_seeds_and_counts_wins(tmp_path: Path) -> None:
     share, ls = (got["methods"]["lms_fd"]["routes"][r] for r in ("share", "ls"))
     assert share["avg"] == 100.0 and share["win_ratio"] == 100.0 and ls["win_ratio"] == 0.0
     assert got["methods"]["lms_fd"]["primary"] == "share" and naive["win_ratio"] == 0.0
+
+
+def test_task_updates_read_nothing_from_the_device_but_the_encoders_mask_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three steady-state updates of a unit (its own update hook, the shared update step) read no device value
+    of theirs: no loss, no finiteness check, no label count. What remains is the XLM-R encoder's own check
+    (Hugging Face's ``padding_mask.all()`` before SDPA, ``transformers/masking_utils.py``: one per forward, in
+    ``models/xlmr.py``'s call, outside the update). The optimizer is fused, as on a GPU."""
+    from lsnmt.train.optim import adamw, bias_or_layer_norm
+    from models.syncs import count_syncs
+
+    task, prepared = _ner(tmp_path)
+    monkeypatch.setattr(train_mod, "optimizer", lambda m, t, _d: adamw(
+        m, lr=t.lr, eps=t.adam_eps, weight_decay=t.weight_decay, exempt=bias_or_layer_norm, fused=True))
+    seen: dict = {}
+
+    def probe(job, step, meters, curve) -> int:
+        for n in range(2):  # warm-up: first-call work is not steady state
+            job.update(n)
+        with count_syncs() as syncs:
+            for n in range(2, 5):
+                job.update(n)
+        seen["syncs"] = syncs
+        raise Stop
+
+    monkeypatch.setattr(train_mod, "run_updates", probe)
+    with pytest.raises(Stop):
+        run_unit(Unit("wikiann", task, "naive", None, None, 1, tmp_path / "w"), prepared, CPU)
+    syncs = seen["syncs"]
+    assert all(where.startswith("transformers/masking_utils.py:") for _, where in syncs.events), syncs.report()
+    assert len(syncs.events) <= 3, syncs.report()  # at most the encoder's one per forward

@@ -13,7 +13,9 @@ import torch
 
 from lsnmt.data.fetch import file_digests
 from lsnmt.train import checkpoint as ckpt
+from lsnmt.train.dist import Dist
 from lsnmt.train.loop import Interrupted
+from lsnmt.train.update import Updater
 from lsnmt.xelm import jobs, layout
 from lsnmt.xelm import trainer as lm_trainer
 from lsnmt.xelm.lmdata import load_meta
@@ -174,12 +176,64 @@ def test_an_fp16_overflow_skips_the_update() -> None:
     job = lm_trainer.LMJob(name="t", train=cfg, batch_tokens=16, selection=None)  # type: ignore[arg-type]
     opt = torch.optim.AdamW(model.parameters(), lr=0.1)
     scaler = torch.amp.GradScaler("cpu", init_scale=cfg.fp16_init_scale)  # enabled: the GPU's path on a CPU
+    t = Updater(model=model, net=model, optimizer=opt, scaler=scaler, dist=Dist(0, 1, torch.device("cpu"), False),
+                ddp=None, precision="fp16", clip_norm=cfg.clip_norm)
     before = [p.detach().clone() for p in model.parameters()]
     blocks = torch.randint(1, 11, (2, 9))
     hook = model[1].weight.register_hook(lambda g: g * math.inf)
-    _, ntok, _, skipped = lm_trainer._update(model, opt, scaler, blocks, job, 0, 0, torch.device("cpu"))
-    assert skipped and ntok == 16 and scaler.get_scale() == pytest.approx(64.0)
+    done = lm_trainer._update(t, blocks, job, 0, 0, 16)
+    assert done.skipped and done.ntokens == 16 and scaler.get_scale() == pytest.approx(64.0)
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
     hook.remove()
-    _, _, _, skipped = lm_trainer._update(model, opt, scaler, blocks, job, 0, 1, torch.device("cpu"))
-    assert not skipped and any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+    done = lm_trainer._update(t, blocks, job, 0, 1, 16)
+    assert not done.skipped and any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+
+
+def test_lm_updates_between_two_checks_never_synchronise() -> None:
+    """Five LM updates (two micro-batches each, clipped) through the shared update and the loop with one check,
+    after the last: the only read of a device value is that check's one copy (loop.py), none per update (the
+    nll is no longer read per micro-batch). The optimizer is fused, as on a GPU (a non-fused AdamW reads its CPU
+    step counters, host values on a GPU too)."""
+    from lsnmt.train.curve import Meters
+    from lsnmt.train.loop import Job, run_updates
+    from lsnmt.train.optim import build_optimizer
+    from lsnmt.train.update import updater
+    from lsnmt.xelm.config import LMTrainConfig
+    from models.lm import build_lm
+    from models.syncs import count_syncs
+
+    from .helpers import PAD, VOCAB
+
+    torch.manual_seed(0)
+    cfg = LMTrainConfig(updates=100, batch_tokens=32, lr=1e-3, max_tokens=16, clip_norm=1.0)
+    job = lm_trainer.LMJob(name="t", train=cfg, batch_tokens=32, selection=None)  # type: ignore[arg-type]
+    model = build_lm(LM, vocab_size=VOCAB, padding_idx=PAD)
+    t = updater(model, build_optimizer(model.parameters(), cfg, fused=True), Dist(0, 1, torch.device("cpu"), False),
+                clip_norm=cfg.clip_norm)
+    blocks = torch.randint(4, VOCAB, (4, LM.block_size + 1))
+    for n in range(2):  # warm-up: first-call work is not steady state
+        lm_trainer._update(t, blocks, job, PAD, n, 32)
+    loop = Job(name="t", total=7, log_every=10**6, save_every=10**6,
+               update=lambda n: lm_trainer._update(t, blocks, job, PAD, n, 32), save=lambda _n, **_kw: None)
+    with count_syncs() as syncs:
+        assert run_updates(loop, 2, Meters()) == 7
+    assert [what for what, _ in syncs.events] == ["tolist"], syncs.report()
+    assert syncs.events[0][1].startswith("train/loop.py:"), syncs.report()
+
+
+def test_a_non_finite_loss_stops_the_job_at_the_next_check(workspace: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A NaN nll in update 3 (log_every = save_every = 2): the loop's guard names update 3 at its check after update
+    4, before that update's save; ``last.pt`` stays the one of update 2 (the nll is no longer read per batch)."""
+    exp, lm, clusters = workspace
+    job = jobs.expert_job(exp, "dense-k1-e0", lm, clusters, layout.seed_dir("t") / "model.pt")
+    real, calls = lm_trainer.smoothed_cross_entropy, {"n": 0}
+
+    def nan_in_update_three(*args, **kwargs):
+        calls["n"] += 1
+        loss, nll = real(*args, **kwargs)
+        return (loss, nll * math.nan) if calls["n"] == 3 else (loss, nll)
+
+    monkeypatch.setattr(lm_trainer, "smoothed_cross_entropy", nan_in_update_three)
+    with pytest.raises(FloatingPointError, match="step 3: training loss is nan"):
+        train_lm(job, LM, lm, load_meta(lm), Path("work/nan"), Path("results/nan"))
+    assert ckpt.load(Path("work/nan/last.pt"))["step"] == 2 and not Path("results/nan").exists()
