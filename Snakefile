@@ -25,7 +25,7 @@ sys.path.insert(0, workflow.basedir)
 from lsnmt.config import Params, TrainConfig  # noqa: E402  (light: no torch)
 from lsnmt.graph.snakemake import NAME_WILDCARD, Rules, code, params  # noqa: E402  (the rules, from the stage table)
 from lsnmt.graph.table import STAGES  # noqa: E402
-from lsnmt.launch import job_resources  # noqa: E402
+from lsnmt.runner.launch import job_resources  # noqa: E402
 from lsnmt.typed import ConfigError, build, load_yaml  # noqa: E402
 
 
@@ -66,7 +66,7 @@ def jobs_of(exp, key):
 
 
 def train_job(exp):
-    """The resources of a train job of `exp` (lsnmt.launch.job_resources: GPUs and nodes from params.yaml)."""
+    """The resources of a train job of `exp` (lsnmt.runner.launch.job_resources: GPUs and nodes from params.yaml)."""
     return job_resources(build(TrainConfig, EXPERIMENTS[exp].get("train", {}), f"experiments.{exp}.train"))
 
 

@@ -9,7 +9,7 @@ sentence at a time, on a single CPU thread, as the mean and standard deviation
 of 5 runs. This script translates the first ``--sentences`` encoded test
 sources of ``--pair`` (``data/{exp}/bin/test``) with the experiment's beam
 settings (``decode`` in params.yaml) and reports the same, with the
-training / inference parameter counts (lsnmt.accounting). Numbers depend on
+training / inference parameter counts (lsnmt.report.accounting). Numbers depend on
 the machine: compare methods in one run on one machine.
 """
 
@@ -28,9 +28,9 @@ sys.path.insert(0, str(ROOT))
 
 from lsnmt.config import Params
 from lsnmt.data import layout
+from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.decode.translate import load_model
 from lsnmt.eval.cost import decoding_speed, parameter_counts
-from lsnmt.train.corpus import Vocab, load_split
 
 
 def main(argv: list[str] | None = None) -> None:

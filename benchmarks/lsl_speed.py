@@ -37,9 +37,9 @@ from torch import nn
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lsnmt.accounting import inference_params, train_params
 from lsnmt.config import ModelConfig
 from lsnmt.decode.beam import beam_search
+from lsnmt.report.accounting import inference_params, train_params
 from lsnmt.train.loss import default_criterion
 from models.build import build_transformer
 from models.lang import LangContext

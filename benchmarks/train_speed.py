@@ -46,10 +46,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from lsnmt.config import Experiment
+from lsnmt.data.corpus import Sample, Vocab, collate, load_split
 from lsnmt.data.shards import ShardWriter
 from lsnmt.io import write_json
 from lsnmt.train.batching import BatchStream, Pool
-from lsnmt.train.corpus import Sample, Vocab, collate, load_split
 from lsnmt.train.curve import Meters
 from lsnmt.train.dist import Dist
 from lsnmt.train.loop import Job, run_updates

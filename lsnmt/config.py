@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from lsnmt.data.source_kinds import SOURCE_SPLITS
 from lsnmt.languages import is_known
-from lsnmt.method_schema import check as check_methods
+from lsnmt.methods.schema import check as check_methods
 from lsnmt.tasks.config import TaskConfig
 from lsnmt.typed import (
     ConfigError,
@@ -339,7 +339,7 @@ class TrainConfig:
     gpus_per_node: Annotated[int, Range(ge=0)] = 1
     """GPUs of one training job per node, one DDP rank each (``max_tokens`` is per rank, as fairseq's
     ``--max-tokens`` is per GPU: the global batch is ``max_tokens * update_freq * gpus_per_node * nodes``).
-    More than one: ``stages.train`` runs itself under ``torchrun`` (:mod:`lsnmt.launch`); on a machine without
+    More than one: ``stages.train`` runs itself under ``torchrun`` (:mod:`lsnmt.runner.launch`); on a machine without
     CUDA the ranks run on the CPU (gloo). ``0``: the job asks for no GPU (a CPU job of one process)."""
     nodes: Count = 1
     """Nodes of one training job; more than one needs a SLURM allocation (``snakemake --profile slurm``):

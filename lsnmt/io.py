@@ -9,7 +9,7 @@ Two rules hold everywhere in the project:
   The temporary siblings a killed writer of the same path left (``.NAME.XXXXXXXX.tmp``,
   a whole copy of the data for a stage's folder) are removed when the path is
   written next: one writer per path, which the stage lock guarantees
-  (:mod:`lsnmt.lock`). A full disk is one :class:`DiskFull` line naming the path
+  (:mod:`lsnmt.runner.lock`). A full disk is one :class:`DiskFull` line naming the path
   and the space left.
 * Text is split on ``\\n`` only. ``str.splitlines()`` also breaks on U+0085,
   U+2028 and friends, which would silently misalign parallel files (Tatoeba's
@@ -86,7 +86,7 @@ def glob_escape(name: str) -> str:
 
 class Interrupted(RuntimeError):
     """Training stopped on a signal after saving ``last.pt``; running again resumes (``lsnmt.train.loop``; a stage
-    exits ``128 + signal``: ``lsnmt.cli.guarded``)."""
+    exits ``128 + signal``: ``lsnmt.runner.stage.guarded``)."""
 
     def __init__(self, signum: int, step: int) -> None:
         super().__init__(
@@ -98,8 +98,8 @@ class Interrupted(RuntimeError):
 
 class StopSignal(BaseException):
     """SIGTERM / SIGUSR1 outside a training loop's updates (set-up, evaluation, between units): raised by the
-    stage's handler (``lsnmt.cli.guarded``); a ``BaseException``, so that no ``except Exception`` takes it for an
-    error of the code it interrupts."""
+    stage's handler (``lsnmt.runner.stage.guarded``); a ``BaseException``, so that no ``except Exception`` takes
+    it for an error of the code it interrupts."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(
@@ -115,7 +115,7 @@ _EARLY: list[int] = []
 
 def note_stop_signals() -> None:
     """Record SIGTERM / SIGUSR1 from a stage's very start (its imports take seconds: torch) until its handler
-    takes over (``lsnmt.cli.guarded``), which then stops at once (:func:`pending_stop`)."""
+    takes over (``lsnmt.runner.stage.guarded``), which then stops at once (:func:`pending_stop`)."""
     for sig in (signal.SIGTERM, signal.SIGUSR1):
         signal.signal(sig, lambda signum, _frame: _EARLY.append(signum))
 

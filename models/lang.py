@@ -7,7 +7,7 @@ without reading the device. Batches may mix directions.
 
 **No host-device synchronisation.** Everything a module asks of the languages' layout, whether one language
 covers the batch (``uniform_*``) and which rows each language has (:meth:`LangContext.groups`), is answered from
-the host arrays, which the batch's builder knows before the forward (``lsnmt.train.corpus.collate``,
+the host arrays, which the batch's builder knows before the forward (``lsnmt.data.corpus.collate``,
 :meth:`LangContext.single`, the decoders' batches); row indices reach the device as non-blocking copies, once per
 context and side. Contexts derived from one (rows selected, beams repeated, a route set) carry their host ids
 along. A context built from device tensors alone reads them once, when first asked (one synchronisation, at the

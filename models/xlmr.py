@@ -18,7 +18,7 @@ Heads: NER puts dropout and a linear token classifier on the last hidden states 
 (Sec. 5.4, as ``XLMRobertaForQuestionAnswering``, no dropout before it). Both initialised N(0, 0.02), bias 0.
 
 ``XLMR_BASE`` is ``xlm-roberta-base``'s published ``config.json``: counting it on the meta device needs no
-download (``lsnmt/paper_counts.py``).
+download (``lsnmt/report/paper_counts.py``).
 """
 
 from __future__ import annotations

@@ -25,9 +25,9 @@ import yaml
 
 from lsnmt.config import Params
 from lsnmt.data import layout
+from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.decode.translate import load_model, translate_direction
 from lsnmt.io import iter_lines
-from lsnmt.train.corpus import Vocab, load_split
 from lsnmt.train.method import train_method
 
 

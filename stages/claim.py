@@ -10,7 +10,7 @@ experiment without a ``claim`` section gets a summary saying "not configured".
 from pathlib import Path
 
 from lsnmt.claim.stage import run_claim
-from lsnmt.cli import run
+from lsnmt.runner.stage import run
 
 
 def main(argv: list[str] | None = None) -> None:

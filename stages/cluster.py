@@ -3,7 +3,7 @@
     python -m stages.cluster --experiment default --log logs/default/xelm/cluster.log
 """
 
-from lsnmt.cli import run
+from lsnmt.runner.stage import run
 from lsnmt.xelm import layout as xl
 from lsnmt.xelm.cluster import cluster
 from lsnmt.xelm.stage import job_parents, not_configured

@@ -1,8 +1,8 @@
 """Stage ``download``: fetch every corpus of the experiment into the raw layout (lsnmt.data.download)."""
 
-from lsnmt.cli import run
 from lsnmt.data import layout
 from lsnmt.data.download import download
+from lsnmt.runner.stage import run
 
 
 def main(argv: list[str] | None = None) -> None:

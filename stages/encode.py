@@ -1,8 +1,8 @@
 """Stage ``encode``: token-id shards for every split (lsnmt.data.encode)."""
 
-from lsnmt.cli import run
 from lsnmt.data import layout
 from lsnmt.data.encode import encode
+from lsnmt.runner.stage import run
 
 
 def _encode(exp) -> None:

@@ -6,17 +6,17 @@ Writes ``results/{exp}/evaluate/{method}/{src}-{tgt}.json`` (every metric with i
 signature; an extra test set such as the held-out ``test.tatoeba`` in ``{method}/test.tatoeba/``),
 ``summary.json`` (the extra test sets under ``test_sets``) and ``summary.md``, and the headline numbers DVC
 declares as metrics, one file per test set and system: ``results/{exp}/metrics/evaluate/{test set}/{system}.json``
-(lsnmt.metrics).
+(lsnmt.eval.metrics).
 """
 
 from pathlib import Path
 
 import torch
 
-from lsnmt.cli import run_all_methods
 from lsnmt.data import layout
 from lsnmt.eval.evaluate import evaluate
-from lsnmt.metrics import metrics_dir, mt_rows, write_rows
+from lsnmt.eval.metrics import metrics_dir, mt_rows, write_rows
+from lsnmt.runner.stage import run_all_methods
 
 
 def _evaluate(exp, methods: tuple[str, ...]) -> None:

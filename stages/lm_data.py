@@ -3,8 +3,8 @@
     python -m stages.lm_data --experiment default --log logs/default/xelm/lm_data.log
 """
 
-from lsnmt.cli import run
 from lsnmt.data import layout
+from lsnmt.runner.stage import run
 from lsnmt.xelm import layout as xl
 from lsnmt.xelm.lmdata import build_lm_data
 from lsnmt.xelm.stage import not_configured

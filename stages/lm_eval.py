@@ -6,8 +6,8 @@ of x-elm Tables 1, 2, 7, 8 and Figures 3, 4, 6 (lsnmt.xelm.evaluate).
 
 from threadpoolctl import threadpool_limits
 
-from lsnmt.cli import run
-from lsnmt.metrics import metrics_dir, write_rows, xelm_ppl_rows
+from lsnmt.eval.metrics import metrics_dir, write_rows, xelm_ppl_rows
+from lsnmt.runner.stage import run
 from lsnmt.xelm import layout as xl
 from lsnmt.xelm.evaluate import evaluate
 from lsnmt.xelm.stage import not_configured

@@ -7,7 +7,7 @@
 expert is an independent job. Resumable state: ``work/{exp}/xelm/ckpt/{expert}``.
 """
 
-from lsnmt.cli import run_keyed
+from lsnmt.runner.stage import run_keyed
 from lsnmt.xelm import jobs
 from lsnmt.xelm import layout as xl
 from lsnmt.xelm.lmdata import load_meta

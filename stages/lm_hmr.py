@@ -6,7 +6,7 @@ Branches a new expert from the donor's typology expert and trains it on donor + 
 experts are only read. ``--target`` is one of params.yaml's ``xelm_targets``.
 """
 
-from lsnmt.cli import run_keyed
+from lsnmt.runner.stage import run_keyed
 from lsnmt.xelm import jobs
 from lsnmt.xelm import layout as xl
 from lsnmt.xelm.lmdata import load_meta

@@ -8,8 +8,8 @@ is absent is recorded as "not run" in ``summary.json`` with what to fetch.
 
 from threadpoolctl import threadpool_limits
 
-from lsnmt.cli import run
-from lsnmt.metrics import metrics_dir, write_rows, xelm_icl_rows
+from lsnmt.eval.metrics import metrics_dir, write_rows, xelm_icl_rows
+from lsnmt.runner.stage import run
 from lsnmt.xelm import layout as xl
 from lsnmt.xelm.icl import run_icl
 from lsnmt.xelm.stage import not_configured

@@ -4,8 +4,8 @@ their donors (x-elm Sec. 6.3; lsnmt.xelm.jobs).
     python -m stages.lm_lapt --experiment default --log logs/default/xelm/lm_lapt.log
 """
 
-from lsnmt.cli import run
 from lsnmt.io import atomic_dir, write_json
+from lsnmt.runner.stage import run
 from lsnmt.xelm import jobs
 from lsnmt.xelm import layout as xl
 from lsnmt.xelm.lmdata import load_meta

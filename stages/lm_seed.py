@@ -6,7 +6,7 @@ lsnmt.xelm.xglm) or one trained here (``scratch``, lsnmt.xelm.trainer).
 Resumable state: ``work/{exp}/xelm/ckpt/seed``.
 """
 
-from lsnmt.cli import run
+from lsnmt.runner.stage import run
 from lsnmt.xelm import jobs, xglm
 from lsnmt.xelm import layout as xl
 from lsnmt.xelm.lmdata import load_meta

@@ -1,7 +1,7 @@
 """Stage ``params``: the papers' #params columns, ours (counted from params.yaml) vs. theirs.
 
 Every row of ``reports/paper/counts.yaml`` names a printed #params cell and the params.yaml configuration that
-reproduces it; :mod:`lsnmt.paper_counts` builds each on the meta device, and this stage writes
+reproduces it; :mod:`lsnmt.report.paper_counts` builds each on the meta device, and this stage writes
 ``reports/params.csv`` and the table to its log (the console shows it with ``--print`` or ``LSNMT_VERBOSE=1``).
 Rows whose experiment this params.yaml does not define (a trimmed one) are not counted: the log names each, and
 the CSV holds the rest.
@@ -15,10 +15,10 @@ import argparse
 import csv
 import logging
 
-from lsnmt.cli import guarded, setup_logging
 from lsnmt.config import Params
 from lsnmt.io import atomic_write
-from lsnmt.paper_counts import COLUMNS, format_table, param_table
+from lsnmt.report.paper_counts import COLUMNS, format_table, param_table
+from lsnmt.runner.stage import guarded, setup_logging
 
 OUT = "reports/params.csv"
 

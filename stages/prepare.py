@@ -1,8 +1,8 @@
 """Stage ``prepare``: normalise, filter, deduplicate and tag the raw corpora (lsnmt.data.prepare)."""
 
-from lsnmt.cli import run
 from lsnmt.data import layout
 from lsnmt.data.prepare import prepare
+from lsnmt.runner.stage import run
 
 
 def main(argv: list[str] | None = None) -> None:

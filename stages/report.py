@@ -13,10 +13,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from lsnmt.cli import guarded, stage_args
 from lsnmt.config import Params
 from lsnmt.report.build import report
 from lsnmt.report.runs import Results
+from lsnmt.runner.stage import guarded, stage_args
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,10 +1,10 @@
 """Stage ``sample``: temperature sampling over training directions (lsnmt.data.sample)."""
 
-from lsnmt.cli import run
 from lsnmt.config import Experiment
 from lsnmt.data import layout
 from lsnmt.data.clean import ratio_masks
 from lsnmt.data.sample import sample
+from lsnmt.runner.stage import run
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,4 +1,4 @@
-"""Stage ``search``: LSL's architecture search, every search of the experiment (lsnmt.search).
+"""Stage ``search``: LSL's architecture search, every search of the experiment (lsnmt.train.search).
 
     python -m stages.search --experiment default --log logs/default/search.log
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import torch
 
-from lsnmt.cli import run
 from lsnmt.data import layout
-from lsnmt.search import run_search
+from lsnmt.runner.stage import run
+from lsnmt.train.search import run_search
 
 
 def _search(exp) -> None:

@@ -1,8 +1,8 @@
 """Stage ``spm``: train the shared sentencepiece model (lsnmt.data.spm)."""
 
-from lsnmt.cli import run
 from lsnmt.data import layout
 from lsnmt.data.spm import train_spm
+from lsnmt.runner.stage import run
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -3,14 +3,14 @@
     python -m stages.task_eval --experiment default --log logs/default/task_eval.log
 
 Writes ``results/{exp}/task_eval/summary.{json,md}`` and the headline numbers DVC declares as metrics,
-``results/{exp}/metrics/task_eval/{task}/{system}.json`` (lsnmt.metrics).
+``results/{exp}/metrics/task_eval/{task}/{system}.json`` (lsnmt.eval.metrics).
 """
 
 from pathlib import Path
 
-from lsnmt.cli import run_tasks
 from lsnmt.data import layout
-from lsnmt.metrics import metrics_dir, task_rows, write_rows
+from lsnmt.eval.metrics import metrics_dir, task_rows, write_rows
+from lsnmt.runner.stage import run_tasks
 from lsnmt.tasks.evaluate import evaluate
 
 

@@ -3,8 +3,8 @@
     python -m stages.task_prep --experiment default --log logs/default/task_prep.log
 """
 
-from lsnmt.cli import run_tasks
 from lsnmt.data import layout
+from lsnmt.runner.stage import run_tasks
 from lsnmt.tasks.prep import prep
 
 

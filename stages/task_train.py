@@ -6,8 +6,8 @@
 
 from pathlib import Path
 
-from lsnmt.cli import run_tasks
 from lsnmt.data import layout
+from lsnmt.runner.stage import run_tasks
 
 
 def _train(exp, tasks, methods) -> None:

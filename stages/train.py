@@ -8,7 +8,7 @@ An LSL method with ``architecture: <search>`` (LSL-NAS) reads the layout the ``s
 (``results/{exp}/search``, an input of every train job of an experiment that defines a search); one with
 ``dense_steps`` first trains its dense model (LSL Sec. 3.3, ``lsnmt/train/pretrain.py``).
 With ``train.gpus_per_node`` > 1 or ``train.nodes`` > 1 the command re-executes itself under
-``torchrun`` (lsnmt.launch) and every rank runs this same command (DDP). SIGTERM or SIGUSR1 (preemption,
+``torchrun`` (lsnmt.runner.launch) and every rank runs this same command (DDP). SIGTERM or SIGUSR1 (preemption,
 the end of a SLURM time limit) saves a checkpoint and exits with 128 + the signal number; the next run resumes.
 """
 
@@ -20,9 +20,9 @@ from pathlib import Path
 
 import torch
 
-from lsnmt import launch
-from lsnmt.cli import run_method
 from lsnmt.data import layout
+from lsnmt.runner import launch
+from lsnmt.runner.stage import run_method
 from lsnmt.train.method import train_method
 
 log = logging.getLogger("stages.train")
@@ -47,7 +47,7 @@ def _train(exp, method: str, argv: list[str]) -> None:
     _relaunch(exp, argv)
     torch.set_num_threads(exp.train.cpu_threads)  # same weights whatever the core count (TrainConfig.cpu_threads)
     train_method(exp, method, layout.bin_dir(exp.name), Path("results") / exp.name / "train" / method,
-                 Path("work") / exp.name / "ckpt" / method)  # a stop signal: lsnmt.cli.guarded's exit 128 + signal
+                 Path("work") / exp.name / "ckpt" / method)  # stop signals: lsnmt.runner.stage.guarded
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import torch
 
-from lsnmt.cli import run_method
 from lsnmt.data import layout
 from lsnmt.decode.translate import translate_method
+from lsnmt.runner.stage import run_method
 
 
 def _translate(exp, method: str) -> None:

@@ -1,6 +1,6 @@
-"""The console of a stage (lsnmt/console.py, lsnmt/progress.py): start and end lines with the time, progress at a
-fixed interval off a terminal with no carriage returns, each kind of warning once with a count, and the log file
-holding every line."""
+"""The console of a stage (lsnmt/runner/console.py, lsnmt/runner/progress.py): start and end lines with the time,
+progress at a fixed interval off a terminal with no carriage returns, each kind of warning once with a count, and the
+log file holding every line."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from lsnmt import cli
-from lsnmt.console import CONSOLE, ConsoleFilter, console_handler, stage_clock
-from lsnmt.progress import Progress, progress
+from lsnmt.runner import stage as cli
+from lsnmt.runner.console import CONSOLE, ConsoleFilter, console_handler, stage_clock
+from lsnmt.runner.progress import Progress, progress
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -106,8 +106,8 @@ def test_no_bar_writes_carriage_returns_off_a_terminal(capfd: pytest.CaptureFixt
 
 def test_loops_show_progress_only_through_lsnmt_progress() -> None:
     """tqdm straight from a module writes carriage-return bars into log files where its ``disable`` is not set;
-    only lsnmt/progress.py (and the download's byte bar, off when not on a terminal) may use it."""
-    allowed = {"lsnmt/progress.py", "lsnmt/data/fetch.py"}
+    only lsnmt/runner/progress.py (and the download's byte bar, off when not on a terminal) may use it."""
+    allowed = {"lsnmt/runner/progress.py", "lsnmt/data/fetch.py"}
     users = sorted(
         str(p.relative_to(ROOT))
         for d in ("lsnmt", "stages", "models")

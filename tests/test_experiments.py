@@ -140,8 +140,10 @@ def test_command_line_settings_the_stages_would_not_see_are_refused(repo: Path, 
 
 def test_readme_gpu_hours_table_is_current() -> None:
     """docs/experiments.md's GPU-hours table (linked from the README)."""
-    from lsnmt.gpu_hours import table
+    from lsnmt.report.gpu_hours import table
 
     readme = (ROOT / "docs" / "experiments.md").read_text()
-    block = readme.split("<!-- gpu-hours: python -m lsnmt.gpu_hours -->\n", 1)[1].split("\n<!-- /gpu-hours -->")[0]
-    assert block == table(PARAMS), "docs/experiments.md's GPU-hours table is stale: paste python -m lsnmt.gpu_hours"
+    start = "<!-- gpu-hours: python -m lsnmt.report.gpu_hours -->\n"
+    block = readme.split(start, 1)[1].split("\n<!-- /gpu-hours -->")[0]
+    assert block == table(PARAMS), ("docs/experiments.md's GPU-hours table is stale: paste "
+                                    "python -m lsnmt.report.gpu_hours")

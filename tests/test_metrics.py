@@ -1,9 +1,9 @@
-"""The headline metrics (lsnmt/metrics.py) and what DVC makes of them: ``dvc metrics show`` prints one row per
+"""The headline metrics (lsnmt/eval/metrics.py) and what DVC makes of them: ``dvc metrics show`` prints one row per
 system that fits a terminal, ``dvc exp show`` lists the experiment's params beside them, ``dvc plots show`` draws
 the training curves without an error.
 
 The DVC checks run the real ``dvc`` on a copy of the repository whose output folders hold fixture results written
-by the stages' own writers (``tests/report/fixtures.py`` for the evaluation summary, ``lsnmt.metrics``,
+by the stages' own writers (``tests/report/fixtures.py`` for the evaluation summary, ``lsnmt.eval.metrics``,
 ``lsnmt.train.curve``), not a pipeline run: a few seconds of DVC per command."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from lsnmt.config import Params
-from lsnmt.metrics import metrics_dir, mt_rows, task_rows, write_rows, xelm_icl_rows, xelm_ppl_rows
+from lsnmt.eval.metrics import metrics_dir, mt_rows, task_rows, write_rows, xelm_icl_rows, xelm_ppl_rows
 from lsnmt.train.curve import Curve
 from tests.report.fixtures import write_evaluate
 

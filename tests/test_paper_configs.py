@@ -1,4 +1,4 @@
-"""The papers' #params columns are counted from params.yaml (reports/paper/counts.yaml, lsnmt.paper_counts).
+"""The papers' #params columns are counted from params.yaml (reports/paper/counts.yaml, lsnmt.report.paper_counts).
 
 Every row of reports/params.csv links a printed #params cell to a params.yaml experiment and method; the counts
 themselves are checked against the papers in tests/models/test_accounting.py. Here: the links resolve, the
@@ -16,7 +16,7 @@ import yaml
 
 from lsnmt.config import Params
 from lsnmt.io import DataError
-from lsnmt.paper_counts import COLUMNS, COUNTS, load, load_file
+from lsnmt.report.paper_counts import COLUMNS, COUNTS, load, load_file
 from lsnmt.typed import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from lsnmt.config import Params
+from lsnmt.data.corpus import Vocab
 from lsnmt.decode.translate import load_model
 from lsnmt.io import DataError, atomic_dir, atomic_write, write_json
 from lsnmt.methods import record, resolve
 from lsnmt.train import checkpoint
-from lsnmt.train.corpus import Vocab
 from lsnmt.train.trainer import _config
 from models.build import build_transformer
 

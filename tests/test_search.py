@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from lsnmt import methods
+from lsnmt.data.corpus import Vocab
 from lsnmt.io import DataError
-from lsnmt.search import run_search
 from lsnmt.train import checkpoint as ckpt
-from lsnmt.train.corpus import Vocab
+from lsnmt.train.search import run_search
 from tests.data.helpers import experiment
 from tests.train.helpers import LANGS, TINY_MODEL, make_bin, tiny_experiment
 

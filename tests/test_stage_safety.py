@@ -1,5 +1,5 @@
 """What a killed stage, a full disk, a second run of a job and a stop signal leave: no temporary copy, one line,
-one writer, exit 143 (lsnmt.io, lsnmt.lock, lsnmt.cli.guarded)."""
+one writer, exit 143 (lsnmt.io, lsnmt.runner.lock, lsnmt.runner.stage.guarded)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from lsnmt import cli
 from lsnmt.io import DiskFull, atomic_dir, atomic_write
+from lsnmt.runner import stage as cli
 from lsnmt.train import checkpoint as ckpt
 
 from .conftest import ROOT
@@ -110,7 +110,7 @@ def test_a_second_run_of_a_job_stops_at_once_naming_the_first(tmp_path: Path, mo
     monkeypatch.chdir(tmp_path)
     first = _start(tmp_path, """
         import time
-        from lsnmt.cli import guarded
+        from lsnmt.runner.stage import guarded
         guarded("train", lambda: print("ready", flush=True) or time.sleep(60), ("tiny", "naive"))
         """)
     ran: list[str] = []
@@ -137,7 +137,7 @@ def test_sigterm_outside_the_updates_exits_143_with_one_line(tmp_path: Path, uni
     (signal 15, no line), not the documented clean exit 143."""
     proc = _start(tmp_path, f"""
         import time
-        from lsnmt.cli import guarded, setup_logging
+        from lsnmt.runner.stage import guarded, setup_logging
         setup_logging(None)
         def units():
             for unit in range(3):
@@ -164,7 +164,7 @@ def test_sigterm_during_the_imports_stops_the_stage_once_it_starts(tmp_path: Pat
         sys.argv[0] = "-m"  # as while `python -m stages.x` imports the stages package
         import stages
         os.kill(os.getpid(), signal.SIGTERM)  # still importing: noted, not fatal
-        from lsnmt.cli import guarded, setup_logging
+        from lsnmt.runner.stage import guarded, setup_logging
         setup_logging(None)
         guarded("train", lambda: print("trained"), ("tiny", "naive"))
         """

@@ -130,7 +130,7 @@ def test_a_new_stage_is_one_table_row_and_its_module(tmp_path: Path) -> None:
     repo = copy_repo(tmp_path / "repo")
     with (repo / "lsnmt/graph/table.py").open("a", encoding="utf-8") as f:
         f.write(TOY)
-    (repo / "stages/toy.py").write_text('"""A toy stage."""\n\nfrom lsnmt.cli import run\n', encoding="utf-8")
+    (repo / "stages/toy.py").write_text('"""A toy stage."""\n\nfrom lsnmt.runner.stage import run\n', encoding="utf-8")
     subprocess.run(["python", "-m", "lsnmt.graph.dvc"], cwd=repo, env=venv_env(), check=True)
     assert (repo / "Snakefile").read_bytes() == (ROOT / "Snakefile").read_bytes()
     smk, dvc = snakemake_steps(repo, venv_env()), dvc_steps(repo)
@@ -138,7 +138,7 @@ def test_a_new_stage_is_one_table_row_and_its_module(tmp_path: Path) -> None:
     assert smk[key].name == dvc[key].name == "toy"
     assert smk[key].cmd == dvc[key].cmd == "python -m stages.toy --experiment default --log logs/default/toy.log"
     assert "data/default/prepared" in smk[key].deps and "data/default/prepared" in dvc[key].deps
-    assert {"stages/toy.py", "lsnmt/cli.py"} <= smk[key].deps and "stages/toy.py" in dvc[key].deps
+    assert {"stages/toy.py", "lsnmt/runner/stage.py"} <= smk[key].deps and "stages/toy.py" in dvc[key].deps
 
 
 def test_a_stage_the_experiment_does_not_define_plans_no_job(tmp_path: Path) -> None:

@@ -22,12 +22,12 @@ from typing import Any
 import torch
 
 from lsnmt import methods
-from lsnmt.accounting import inference_params, shared_params, train_params
 from lsnmt.claim import setup
 from lsnmt.config import ClaimConfig, Experiment
+from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.decode.translate import load_model, translate_direction
 from lsnmt.io import write_json
-from lsnmt.train.corpus import Vocab, load_split
+from lsnmt.report.accounting import inference_params, shared_params, train_params
 from lsnmt.train.method import train_method
 from lsnmt.typed import to_dict
 from models.build import build_transformer
@@ -70,8 +70,8 @@ def decode(exp: Experiment, method: str, model_path: Path, bin_dir: Path) -> dic
 
 def param_counts(exp: Experiment, method: str, vocab: Vocab) -> dict[str, dict[str, int]]:
     """``{system: {"total", "shared", "inference"}}``: all trained parameters, those every tested direction uses
-    through the system's route (``lsnmt.accounting.shared_params``), and those one direction uses at test time,
-    for the costliest direction (``lsnmt.accounting.inference_params``: LSL's |θeff|)."""
+    through the system's route (``lsnmt.report.accounting.shared_params``), and those one direction uses at test time,
+    for the costliest direction (``lsnmt.report.accounting.inference_params``: LSL's |θeff|)."""
     kind = methods.resolve(exp, method)[0]
     pairs = [(vocab.lang_id(s), vocab.lang_id(t)) for s, t in exp.data.train_pairs]
     out = {}

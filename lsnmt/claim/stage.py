@@ -25,7 +25,7 @@ from lsnmt.claim import claims, figure, measure, setup, stats, table
 from lsnmt.config import ClaimConfig, Experiment
 from lsnmt.io import atomic_dir, atomic_write, write_json
 from lsnmt.methods import NAIVE
-from lsnmt.progress import progress
+from lsnmt.runner.progress import progress
 from lsnmt.typed import to_dict
 from models.config.kinds import routes
 

@@ -19,7 +19,7 @@ import sentencepiece as spm
 from lsnmt.config import Experiment
 from lsnmt.data.shards import ShardWriter
 from lsnmt.io import atomic_dir, iter_lines, write_json
-from lsnmt.progress import progress
+from lsnmt.runner.progress import progress
 
 log = logging.getLogger(__name__)
 

@@ -49,7 +49,7 @@ from lsnmt.data.heldout import split_off
 from lsnmt.data.tags import add_tags, tag_tokens
 from lsnmt.io import DataError, atomic_dir, check_parallel, iter_lines, write_json
 from lsnmt.languages import UNSPACED
-from lsnmt.progress import progress
+from lsnmt.runner.progress import progress
 
 log = logging.getLogger(__name__)
 

@@ -52,7 +52,7 @@ import numpy as np
 
 from lsnmt.config import Experiment, PerSourceSampling
 from lsnmt.io import DataError, atomic_dir, count_lines, write_json
-from lsnmt.progress import progress
+from lsnmt.runner.progress import progress
 
 log = logging.getLogger(__name__)
 

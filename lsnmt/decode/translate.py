@@ -37,14 +37,14 @@ import sentencepiece as spm
 import torch
 
 from lsnmt.config import Experiment
+from lsnmt.data.corpus import Direction, Vocab, load_split
 from lsnmt.data.layout import test_set_subdir
 from lsnmt.decode.beam import beam_search
 from lsnmt.decode.common import max_lengths
 from lsnmt.io import atomic_dir, write_json
 from lsnmt.methods import bind, resolve, systems, with_route, with_top_w
-from lsnmt.progress import progress
+from lsnmt.runner.progress import progress
 from lsnmt.train import checkpoint as ckpt
-from lsnmt.train.corpus import Direction, Vocab, load_split
 from models.build import build_transformer
 from models.lang import LangContext
 

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from lsnmt.config import Experiment
+from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.decode.translate import load_model
 from lsnmt.eval.atp import atp_analysis
 from lsnmt.eval.cost import parameter_counts
@@ -24,7 +25,6 @@ from lsnmt.eval.similarity import multiway_embeddings, similarity_search
 from lsnmt.eval.tsne import plot_tsne
 from lsnmt.io import DataError
 from lsnmt.methods import System
-from lsnmt.train.corpus import Vocab, load_split
 
 log = logging.getLogger(__name__)
 

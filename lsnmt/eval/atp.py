@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from lsnmt.train.corpus import Direction, Vocab, collate
+from lsnmt.data.corpus import Direction, Vocab, collate
 from models.ls.clm import Proportions
 
 TOP = 5

@@ -1,7 +1,7 @@
 """Cost of a trained model: parameter counts and decoding speed.
 
 * Parameters (LSL |θ| and |θ_eff|, CLM/LMS-FD "#params"): training parameters and
-  the parameters one direction uses at inference, from :mod:`lsnmt.accounting`.
+  the parameters one direction uses at inference, from :mod:`lsnmt.report.accounting`.
 * Decoding speed (LSL App. H, Table 13): target tokens per second translating one
   sentence at a time (batch size 1) with beam search, on one CPU thread by default
   (LSL: a single-threaded Xeon, DE-EN Flores-101 test, mean and standard deviation of 5 runs).
@@ -17,8 +17,8 @@ from typing import Any
 
 import torch
 
-from lsnmt.accounting import inference_params, train_params
 from lsnmt.decode.beam import beam_search
+from lsnmt.report.accounting import inference_params, train_params
 from models.lang import LangContext
 
 

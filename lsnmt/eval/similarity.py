@@ -37,10 +37,10 @@ import sentencepiece as spm
 import torch
 
 from lsnmt.config import Experiment, TagStyle
+from lsnmt.data.corpus import Vocab
 from lsnmt.data.encode import encode_lines
 from lsnmt.data.tags import add_tags, source_tag, tag_tokens
 from lsnmt.io import DataError, iter_lines
-from lsnmt.train.corpus import Vocab
 from models.lang import LangContext
 
 

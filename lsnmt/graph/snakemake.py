@@ -24,7 +24,7 @@ from lsnmt.graph.imports import module_files
 from lsnmt.graph.table import BY_NAME, EACH, STAGES, Need, Stage, linked_experiments
 
 TRAIN_RESOURCES = ("gpu", "nodes", "mpi", "tasks", "tasks_per_gpu")
-"""The resources of a ``train`` job (:func:`lsnmt.launch.job_resources`), read by the SLURM plugin."""
+"""The resources of a ``train`` job (:func:`lsnmt.runner.launch.job_resources`), read by the SLURM plugin."""
 
 PRODUCER = {o.path: s for s in STAGES for o in s.outs}
 """Output path pattern -> the stage that writes it."""

@@ -97,7 +97,7 @@ class Stage:
     threads: int | tuple[str, int] = 1
     """Snakemake threads: a number, or ``(section.key, default)`` read from the job's experiment."""
     job: Job = "cpu"
-    """Snakemake resources: ``cpu`` none, ``gpu`` one GPU, ``train`` :func:`lsnmt.launch.job_resources`."""
+    """Snakemake resources: ``cpu`` none, ``gpu`` one GPU, ``train`` :func:`lsnmt.runner.launch.job_resources`."""
     local: bool = False
     """Snakemake runs the job on the submitting host (``localrule``), not as a cluster job."""
 
@@ -124,7 +124,7 @@ def _lm(name: str, deps: tuple[str, ...], out: Out | tuple[Out, ...], each: str 
 
 
 def _metrics(stage: str) -> Out:
-    """The headline metrics folder of an evaluation stage (``lsnmt/metrics.py``: one small JSON per system)."""
+    """The headline metrics folder of an evaluation stage (``lsnmt/eval/metrics.py``: one small JSON per system)."""
     return Out(f"results/{{exp}}/metrics/{stage}", "metrics")
 
 
@@ -218,7 +218,7 @@ BY_NAME = {s.name: s for s in STAGES}
 
 
 COUNTS = Path(__file__).resolve().parents[2] / "reports" / "paper" / "counts.yaml"
-"""The papers' #params rows and the experiments they count (:mod:`lsnmt.paper_counts` reads the rest)."""
+"""The papers' #params rows and the experiments they count (:mod:`lsnmt.report.paper_counts` reads the rest)."""
 
 
 def linked_experiments(defined: Iterable[str], counts: Path = COUNTS) -> list[str]:

@@ -14,7 +14,6 @@ import logging
 from pathlib import Path
 
 from lsnmt.io import atomic_write
-from lsnmt.progress import progress
 from lsnmt.report import paper as paper_tables
 from lsnmt.report import render, specs
 from lsnmt.report.figures import FigureOut
@@ -22,6 +21,7 @@ from lsnmt.report.html import write_page
 from lsnmt.report.item import Item
 from lsnmt.report.runs import Results
 from lsnmt.report.table import Built, build
+from lsnmt.runner.progress import progress
 
 log = logging.getLogger(__name__)
 

@@ -4,8 +4,9 @@ Three parts, all read from files other stages wrote (nothing is computed here):
 
 1. **The scale**: CPU or GPU (the device the training start lines of ``logs/{exp}/train/`` name), the machine (the
    processor and cores the report runs on: the machine of a ``dvc repro``), the stages' minutes (the sum of the
-   ``done in N s`` lines of ``logs/{exp}/``, :mod:`lsnmt.console`), and "smoke test" where every system's output is
-   degenerate (``lsnmt/eval/degenerate.py``): such scores show that the pipeline works, not translation quality.
+   ``done in N s`` lines of ``logs/{exp}/``, :mod:`lsnmt.runner.console`), and "smoke test" where every system's
+   output is degenerate (``lsnmt/eval/degenerate.py``): such scores show that the pipeline works, not translation
+   quality.
 2. **Translation**: each system against naive on each test set of ``results/{exp}/evaluate/summary.json``:
    the first metric's average over all directions, the difference, the per-direction paired bootstrap's counts
    (better / worse / not significant / untested; the evaluate stage tests each direction, so there is no pooled

@@ -4,7 +4,7 @@ For each task, method, inference route, seed and test language: span F1 (NER) or
 ``lsnmt.tasks.metrics``. Per language the seeds are averaged (Sec. 5: "3 different random seeds and report
 the average scores"); ``avg`` is the mean over languages (Tables 4-5, 7-8); ``win_ratio`` the share of
 languages where the method's seed-averaged score beats the naive model's (Table 4's WR), ties losing.
-Writes ``results/{exp}/task_eval/summary.json`` and ``summary.md`` (the stage adds its DVC metrics, lsnmt.metrics).
+Writes ``results/{exp}/task_eval/summary.json`` and ``summary.md`` (the stage adds its DVC metrics, lsnmt.eval.metrics).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from typing import Any
 from lsnmt.config import Experiment
 from lsnmt.data.layout import raw_task_dir
 from lsnmt.io import DataError, atomic_dir, write_json
-from lsnmt.progress import progress
+from lsnmt.runner.progress import progress
 from lsnmt.tasks.config import TaskConfig
 from lsnmt.tasks.data import NER_LABELS, NER_SPLITS, QA_FILES, Question, Sentence, read_tydiqa, read_wikiann
 from lsnmt.tasks.features import ner_feature, qa_features

@@ -37,10 +37,10 @@ import torch
 from torch import Tensor, nn
 
 from lsnmt import methods as method_registry
-from lsnmt.accounting import deployed_params, train_params
 from lsnmt.config import Experiment
 from lsnmt.io import atomic_dir, atomic_write, write_json
-from lsnmt.progress import progress
+from lsnmt.report.accounting import deployed_params, train_params
+from lsnmt.runner.progress import progress
 from lsnmt.tasks import loss as losses
 from lsnmt.tasks.batches import Prepared, collate, epoch_batches
 from lsnmt.tasks.config import TaskConfig
@@ -82,7 +82,7 @@ def build_model(task: TaskConfig, prepared: Prepared, kind: str | None, cfg: Any
 
 
 def count_params(model: TaskModel, task: TaskConfig, kind: str | None, cfg: Any) -> dict[str, Any]:
-    """Trained parameters and, per route, those deployed to serve every language (``lsnmt.accounting``),
+    """Trained parameters and, per route, those deployed to serve every language (``lsnmt.report.accounting``),
     counted on a meta-device copy of the model (the other route of LMS+FD is a config change)."""
     from transformers import XLMRobertaModel
 

@@ -1,4 +1,4 @@
-"""The training job's start line: what trains on what, where (one line on the console, :mod:`lsnmt.console`).
+"""The training job's start line: what trains on what, where (one line on the console, :mod:`lsnmt.runner.console`).
 
 fairseq logs the model, its parameter count, the data and the device before the first update; so does this, in
 one line, e.g. ``train: 1,234,567 parameters (1,100,000 trained), 8 directions, 24,000 pairs, 200 updates of
@@ -14,7 +14,7 @@ from typing import Protocol
 import torch
 from torch import nn
 
-from lsnmt.console import CONSOLE
+from lsnmt.runner.console import CONSOLE
 
 
 class _Sized(Protocol):

@@ -51,9 +51,9 @@ from typing import Any
 import numpy as np
 
 from lsnmt.config import TrainConfig
+from lsnmt.data.corpus import Direction
 from lsnmt.data.sample import epoch_draw
 from lsnmt.io import DataError
-from lsnmt.train.corpus import Direction
 
 log = logging.getLogger(__name__)
 

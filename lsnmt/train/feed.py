@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lsnmt.data.corpus import Direction, Sample, Vocab, collate
 from lsnmt.train.batching import BatchStream, GlobalBatch, Pool, rank_share
-from lsnmt.train.corpus import Direction, Sample, Vocab, collate
 from lsnmt.train.dist import Dist
 from lsnmt.train.prefetch import Prefetcher
 

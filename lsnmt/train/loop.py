@@ -23,7 +23,8 @@ loss is checked at once (the scaler read its overflow flag anyway).
 finishes the update in progress, all ranks agree on the signal (``Job.agree``: one scalar all-reduce per update
 with several ranks), the main rank writes the resumable state (``save(n, periodic=False, improved=False)``)
 unless the update just saved it, and every rank raises :class:`Interrupted`; the next call resumes from there,
-bit for bit on CPU. A stage turns :class:`Interrupted` into exit status ``128 + signal`` (``lsnmt.cli.guarded``).
+bit for bit on CPU. A stage turns :class:`Interrupted` into exit status ``128 + signal``
+(``lsnmt.runner.stage.guarded``).
 
 **Several ranks** (``torchrun``): every rank runs the loop; reports are summed over ranks by the step function,
 so every rank's check sees the same values; only the main rank logs, writes the curve and saves.
@@ -45,7 +46,7 @@ import torch
 from torch import Tensor
 
 from lsnmt.io import Interrupted
-from lsnmt.progress import Progress
+from lsnmt.runner.progress import Progress
 from lsnmt.train.curve import Curve, Meters, log_line
 from lsnmt.train.loss import LOG2
 
@@ -118,7 +119,7 @@ class Job:
     """The hooks of a training job for :func:`run_updates`."""
 
     name: str
-    """Names the progress (a bar on a terminal, else a line at a fixed interval: :mod:`lsnmt.progress`)."""
+    """Names the progress (a bar on a terminal, else a line at a fixed interval: :mod:`lsnmt.runner.progress`)."""
     total: int
     """Updates to reach."""
     log_every: int

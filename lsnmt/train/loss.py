@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import Tensor
 
-from lsnmt.train.corpus import Sample
+from lsnmt.data.corpus import Sample
 from models.loss import label_smoothed_nll_loss
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def default_criterion(model: torch.nn.Module, sample: SampleLike, epsilon: float
                       pad: int) -> tuple[Tensor, Tensor, int]:
     """One teacher-forced forward and :func:`smoothed_cross_entropy`: the trainer's criterion unless a method
     registers its own (``models.ls.base.Criterion``, e.g. Fuse Distillation's two passes). The token count of a
-    collated :class:`~lsnmt.train.corpus.Sample` is its ``ntokens`` (known on the host); other batches are counted
+    collated :class:`~lsnmt.data.corpus.Sample` is its ``ntokens`` (known on the host); other batches are counted
     on the device (one host sync)."""
     logits = model(sample.src_tokens, sample.prev_output_tokens, sample.langs)  # (B, T, V)
     loss, nll = smoothed_cross_entropy(logits, sample.target, epsilon, pad)

@@ -48,11 +48,11 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from lsnmt.config import Experiment, ModelConfig
+from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.io import atomic_write, write_json
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.announce import announce, start_line
 from lsnmt.train.batching import BatchStream, Pool
-from lsnmt.train.corpus import Vocab, load_split
 from lsnmt.train.curve import Curve
 from lsnmt.train.dist import Dist
 from lsnmt.train.feed import Feed

@@ -21,7 +21,7 @@ languages as the paper's "Avg." rows)::
     figure4.tsv     gain of the typology experts over seed and dense vs training tokens per language (Fig. 4)
     forgetting.tsv  every expert's perplexity minus the seed's on every language it scored (App. B.3, Fig. 6)
     summary.json    averages, Spearman correlations of Fig. 4, LAPT forgetting (Sec. 6.3 footnote); the stage
-                    writes its Table 1 averages as DVC metrics (lsnmt.metrics)
+                    writes its Table 1 averages as DVC metrics (lsnmt.eval.metrics)
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from lsnmt.config import DataConfig, Experiment
 from lsnmt.data.shards import ShardWriter
 from lsnmt.data.spm import train_spm
 from lsnmt.io import DataError, atomic_dir, iter_lines, write_json
-from lsnmt.progress import progress
+from lsnmt.runner.progress import progress
 from lsnmt.xelm import xglm
 from lsnmt.xelm.config import XelmConfig
 

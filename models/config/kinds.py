@@ -1,7 +1,7 @@
 """Every language-specific method kind, in one table: its config, its modules, its criterion and its traits.
 
 ``params.yaml``'s ``method_cfg.<name>: {kind: <kind>, ...}`` is built into ``KINDS[kind].config``
-(``lsnmt/method_schema.py``); ``models/build.py`` builds the kind's modules from ``KINDS[kind].build``; the
+(``lsnmt/methods/schema.py``); ``models/build.py`` builds the kind's modules from ``KINDS[kind].build``; the
 trainer takes its criterion from ``KINDS[kind].criterion``. The traits are everything the rest of the pipeline
 asks of a kind (batching, training passes, inference routes, extra decoded systems, a searched layout, dense
 pre-training, compute per token, the XLM-R tasks, the source the protocol cites), so that no generic code tests

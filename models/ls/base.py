@@ -54,7 +54,7 @@ LSBuilder = Callable[[Any, "Factories"], "Factories"]
 
 
 class SampleLike(Protocol):
-    """What a training criterion reads of a collated batch (``lsnmt.train.corpus.Sample``)."""
+    """What a training criterion reads of a collated batch (``lsnmt.data.corpus.Sample``)."""
 
     src_tokens: Tensor  # (B, S)
     prev_output_tokens: Tensor  # (B, T)

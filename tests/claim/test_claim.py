@@ -15,8 +15,8 @@ from lsnmt import methods
 from lsnmt.claim import claims, measure, setup, stage, stats
 from lsnmt.claim.stage import run_claim
 from lsnmt.config import ClaimConfig, Experiment, Params
+from lsnmt.data.corpus import Vocab
 from lsnmt.eval import significance
-from lsnmt.train.corpus import Vocab
 from lsnmt.typed import build
 
 ROOT = Path(__file__).resolve().parents[2]

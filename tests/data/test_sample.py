@@ -133,8 +133,8 @@ def test_two_epochs_of_the_sample_stage_differ_and_are_reproducible(tmp_path: Pa
 
 def test_the_trainer_pool_draws_each_epoch_anew(tmp_path: Path) -> None:
     """The batching pool reads the plan: epoch e's sentences are epoch_draw's, with repeats when up-sampled."""
+    from lsnmt.data.corpus import Vocab, load_split
     from lsnmt.train.batching import Pool
-    from lsnmt.train.corpus import Vocab, load_split
     from tests.train.helpers import make_bin, tiny_experiment
 
     root = make_bin(tmp_path / "bin", {"en-de": 50, "de-en": 10}, max_len=8)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from lsnmt.data import shards
+from lsnmt.data.corpus import Vocab, collate, load_split
 from lsnmt.data.shards import Shard, ShardWriter
 from lsnmt.io import DataError
-from lsnmt.train.corpus import Vocab, collate, load_split
 from tests.train.helpers import make_bin
 
 ROWS = [[5, 6, 7], [8], [9, 10, 11, 12], [13, 14]]

@@ -13,9 +13,9 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
+from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.decode.translate import translate_direction
 from lsnmt.train import checkpoint as ckpt
-from lsnmt.train.corpus import Vocab, load_split
 from lsnmt.train.trainer import train
 from models.build import build_transformer
 from tests.train.helpers import make_bin, tiny_experiment, weights

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from lsnmt.accounting import train_params
 from lsnmt.eval.cost import decoding_speed, parameter_counts
+from lsnmt.report.accounting import train_params
 from models.build import build_transformer
 from tests.models.helpers import tiny_config
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
+from lsnmt.data.corpus import Vocab
 from lsnmt.eval import similarity
-from lsnmt.train.corpus import Vocab
 from models.build import build_transformer
 from models.lang import LangContext
 from tests.eval.helpers import experiment, make_world

@@ -124,8 +124,8 @@ def test_evaluate_scores_sweep_systems_and_reports_the_length_limit(
 def test_decoding_is_capped_by_the_training_target_positions_as_fairseqs(tmp_path: Path) -> None:
     """fairseq's ``--max-target-positions`` (CLM App. B: 100) also caps generation at positions - 1: the loaded
     model's cap is the smaller of ``model.max_positions`` and ``train.max_target_positions``."""
+    from lsnmt.data.corpus import Vocab
     from lsnmt.decode.translate import load_model
-    from lsnmt.train.corpus import Vocab
 
     exp = data_experiment(LANGS, model=TINY_MODEL, train={"max_target_positions": 7})
     torch.manual_seed(0)

@@ -8,7 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from lsnmt.config import ModelConfig
-from lsnmt.train.corpus import Sample
+from lsnmt.data.corpus import Sample
 from models.build import build_transformer
 from models.factories import Factories, LayerSpec
 from models.lang import LangContext
@@ -107,7 +107,7 @@ def method_model(kind: str | None, decoder: str = "shared", vocab: int = 13, num
 
 
 def collated(ids: tuple[list[int], list[int]], vocab: int = 13) -> Sample:
-    """A batch as ``lsnmt.train.corpus.collate`` builds it for languages ``ids`` (source, target per row):
+    """A batch as ``lsnmt.data.corpus.collate`` builds it for languages ``ids`` (source, target per row):
     padded sources and targets, the languages known on the host."""
     n = len(ids[0])
     src, prev = random_batch(n, 6, 5, vocab)

@@ -1,14 +1,14 @@
 """Parameter accounting (closed forms) and the papers' #params columns counted from params.yaml
-(``lsnmt.paper_counts``, ``reports/paper/counts.yaml``): each row reproduced within 2% or explained."""
+(``lsnmt.report.paper_counts``, ``reports/paper/counts.yaml``): each row reproduced within 2% or explained."""
 
 import csv
 from pathlib import Path
 
 import pytest
 
-from lsnmt.accounting import deployed_params, fairseq_dict_size, inference_params, train_params
 from lsnmt.config import Params
-from lsnmt.paper_counts import COLUMNS, PaperCount, count, implied_rows, load, within
+from lsnmt.report.accounting import deployed_params, fairseq_dict_size, inference_params, train_params
+from lsnmt.report.paper_counts import COLUMNS, PaperCount, count, implied_rows, load, within
 from models.build import build_transformer
 from tests.models.helpers import TOY_LS, tiny_config
 

@@ -105,9 +105,9 @@ def test_trainer_runs_a_two_pass_criterion(tmp_path: Path) -> None:
 def test_both_routes_are_decoded_from_one_model(tmp_path: Path, kind: str, entry: dict) -> None:
     """translate@<method> decodes the one model.pt through its configured route into its folder and through the
     other into ``<route>/``; each file is what that route of the same in-memory weights decodes (Sec. 3.2, 5)."""
+    from lsnmt.data.corpus import Vocab, load_split
     from lsnmt.decode.translate import load_model, translate_direction, translate_method
     from lsnmt.methods import resolve, systems, with_route
-    from lsnmt.train.corpus import Vocab, load_split
     from tests.data.helpers import experiment
     from tests.eval.helpers import flores, train_spm
     from tests.train.helpers import LANGS, TINY_MODEL, VOCAB, write_direction

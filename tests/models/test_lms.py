@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lsnmt.accounting import inference_params, train_params
+from lsnmt.report.accounting import inference_params, train_params
 from models.build import build_transformer
 from models.lang import LangContext
 from models.ls.lms import LMSConfig, LMSFDConfig, LMSLinear

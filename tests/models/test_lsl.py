@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch import Tensor, nn
 
-from lsnmt.accounting import inference_params, train_params
 from lsnmt.config import ModelConfig
+from lsnmt.report.accounting import inference_params, train_params
 from lsnmt.typed import ConfigError, build
 from models.build import build_transformer
 from models.lang import LangContext
@@ -242,7 +242,7 @@ def test_lsl_rows_reproduce_the_papers_sizes_to_the_printed_digit() -> None:
     """Tables 1, 4, 5: every |θ| and |θeff| of flores10_lsl's LSL methods (reports/paper/counts.yaml) to the paper's
     1M precision (240,000 embedding rows)."""
     from lsnmt.config import Params
-    from lsnmt.paper_counts import count, load
+    from lsnmt.report.paper_counts import count, load
 
     rows = [r for r in load(Params.load()) if r.kind == "lsl" and not r.method.startswith("naive-d")]
     assert {r.table for r in rows} == {"1", "4", "5"} and len(rows) == 12

@@ -14,9 +14,9 @@ from contextlib import contextmanager
 import pytest
 import torch
 
+from lsnmt.data.corpus import Sample
 from lsnmt.decode.beam import beam_search
 from lsnmt.decode.common import step_lprobs
-from lsnmt.train.corpus import Sample
 from lsnmt.train.loss import default_criterion
 from models.config.kinds import KINDS, routes
 from models.lang import LangContext

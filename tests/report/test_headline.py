@@ -62,8 +62,10 @@ def test_the_answer_names_the_scale_and_puts_the_claim_first_on_a_smoke_test(sit
     assert "<b>Smoke test</b>" in text
     claim, translation = text.index("The claim at small scale"), text.index("Translation:")
     assert claim < translation  # degenerate translation: the claim is the answer
-    assert ("<td>LMS &gt; naive at equal shared capacity</td><td>lms vs naive</td><td>+10.00 [+8.50, +11.50]</td>"
-            "<td>2/2</td><td>shown</td><td>LMS-FD Sec. 2, Table 2</td>") in text  # interval, seeds, source
+    assert (
+        "<td>LMS &gt; naive at equal shared capacity</td><td>lms vs naive</td><td>+10.00 [+8.50, +11.50]</td>"
+        "<td>2/2</td><td>shown</td><td>LMS-FD Sec. 2, Table 2</td>"
+    ) in text  # interval, seeds, source
     assert "not shown (lsl - naive = +1.00 BLEU, p = 0.3)" in text
     assert "smoke test: degenerate output, no verdict" in text and "(baseline)" in text
 

@@ -28,8 +28,8 @@ from typing import Any
 import pytest
 import torch
 
+from lsnmt.data.corpus import Vocab
 from lsnmt.data.synthetic import Task
-from lsnmt.train.corpus import Vocab
 from models.config import kinds
 from tests.system.harness import LANGS, changed_tensors, score, task_experiment, train_method, write_bin
 

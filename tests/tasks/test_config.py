@@ -10,8 +10,8 @@ import yaml
 
 from lsnmt import methods
 from lsnmt.config import Params
-from lsnmt.paper_counts import count, load
 from lsnmt.report import paper as paper_tables
+from lsnmt.report.paper_counts import count, load
 from lsnmt.typed import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]

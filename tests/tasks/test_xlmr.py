@@ -9,8 +9,8 @@ import huggingface_hub.constants
 import pytest
 import torch
 
-from lsnmt.accounting import deployed_params, train_params
 from lsnmt.io import DataError
+from lsnmt.report.accounting import deployed_params, train_params
 from lsnmt.tasks.config import EncoderConfig
 from lsnmt.tasks.tokenizer import pretrained_tokenizer
 from models.lang import LangContext

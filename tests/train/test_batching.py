@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
+from lsnmt.data.corpus import Vocab, collate, load_split
 from lsnmt.train.batching import BatchStream, Pool, batch_bounds, epoch_plan, eval_batches, rank_share
-from lsnmt.train.corpus import Vocab, collate, load_split
 from tests.train.helpers import make_bin, tiny_experiment, write_direction
 
 SIZES = {"en-de": 400, "en-fr": 100, "de-en": 200, "fr-en": 50}

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from lsnmt.data.corpus import Vocab, collate, load_split
 from lsnmt.train.batching import BatchStream, Pool
-from lsnmt.train.corpus import Vocab, collate, load_split
 from lsnmt.train.dist import Dist
 from lsnmt.train.feed import Feed, target_tokens
 from lsnmt.train.prefetch import Prefetcher

@@ -10,9 +10,9 @@ import pytest
 import torch
 from torch import Tensor, nn
 
+from lsnmt.data.corpus import Vocab, collate, load_split
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.batching import BatchStream, Pool
-from lsnmt.train.corpus import Vocab, collate, load_split
 from lsnmt.train.feed import batch_seed
 from lsnmt.train.loss import sequence_loss
 from lsnmt.train.trainer import train

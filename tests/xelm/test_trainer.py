@@ -138,7 +138,7 @@ def test_a_stop_signal_saves_and_the_rerun_resumes_bit_exactly(workspace: tuple,
 
 
 def test_a_stopped_stage_exits_with_128_plus_the_signal(monkeypatch: pytest.MonkeyPatch) -> None:
-    from lsnmt.cli import guarded
+    from lsnmt.runner.stage import guarded
 
     def stopped() -> None:
         raise Interrupted(signal.SIGTERM, 3)

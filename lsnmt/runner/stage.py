@@ -7,7 +7,7 @@ hyperparameter comes from ``params.yaml``. Logging goes to stderr and, with
 A stage's work (:func:`guarded`) ends in one line and an exit status on every expected failure: bad data, a
 damaged file or a full disk (:class:`~lsnmt.io.DataError`), a diverged run and an allocation larger than the
 machine (a size in params.yaml beyond it: params.yaml's ranges refuse only the sizes no machine holds) exit 1;
-the same job already running in this repository (:mod:`lsnmt.lock`) exits 75 (``EX_TEMPFAIL``); SIGTERM or
+the same job already running in this repository (:mod:`lsnmt.runner.lock`) exits 75 (``EX_TEMPFAIL``); SIGTERM or
 SIGUSR1 exits 128 + the signal (143 for SIGTERM), wherever it arrives: inside a training loop's updates the loop
 saves and stops (:class:`~lsnmt.io.Interrupted`), anywhere else (set-up, evaluation, between NER / QA units) the
 stage's handler stops it (:class:`~lsnmt.io.StopSignal`).
@@ -24,10 +24,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from lsnmt import lock
 from lsnmt.config import Experiment, Params
-from lsnmt.console import console_handler, stage_clock
 from lsnmt.io import FULL, DataError, DiskFull, Interrupted, StopSignal, pending_stop
+from lsnmt.runner import lock
+from lsnmt.runner.console import console_handler, stage_clock
 from lsnmt.typed import ConfigError
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
@@ -39,7 +39,7 @@ BUSY = 75
 def setup_logging(log_file: str | None) -> None:
     """Log to stderr and ``log_file``. Under ``torchrun`` (``RANK`` set) only rank 0 writes the file, appending
     after the launcher's line; the other ranks log to stderr with their rank in the prefix. The file gets every
-    line, stderr the console's (:mod:`lsnmt.console`: start, end, progress, each kind of warning once)."""
+    line, stderr the console's (:mod:`lsnmt.runner.console`: start, end, progress, each kind of warning once)."""
     rank = os.environ.get("RANK")
     handlers: list[logging.Handler] = [console_handler(sys.stderr)]
     if log_file and rank in (None, "0"):
@@ -71,9 +71,9 @@ def stage_args(name: str, argv: list[str] | None = None, **extra: str) -> tuple[
 
 def guarded(name: str, call, job: tuple[str, str | None] | None = None) -> None:
     """Run ``call()`` as the stage ``name`` (module docstring: one line and an exit status on each expected
-    failure). ``job``: ``(experiment, job name or None)``, whose lock (:mod:`lsnmt.lock`) the stage holds while
+    failure). ``job``: ``(experiment, job name or None)``, whose lock (:mod:`lsnmt.runner.lock`) the stage holds while
     it runs (a rank of a multi-rank run takes none: its launcher holds it). Its start and end (with the wall
-    time) are logged on the console (:func:`lsnmt.console.stage_clock`)."""
+    time) are logged on the console (:func:`lsnmt.runner.console.stage_clock`)."""
     logger = logging.getLogger(f"stages.{name}")
     detail = ", ".join(x for x in job if x) if job else ""
     try:

@@ -6,9 +6,10 @@ one both report about equally often. Off a terminal (DVC, Snakemake, SLURM, a re
 carriage-return bar is written, so log files hold whole lines only.
 
 * :class:`Progress` ``(total, desc)``: ``update(n)``, ``close()``; a line ``desc: 120/200 update (60%), 2.1
-  update/s, about 38 s left`` every ``interval`` seconds on the console (``extra=CONSOLE``, :mod:`lsnmt.console`),
-  and at most :data:`LINES` per loop of known length (a line also waits for ``1 / LINES`` of the total: on a
-  loaded machine, where one update can take longer than the interval, a loop still writes a bounded log)
+  update/s, about 38 s left`` every ``interval`` seconds on the console (``extra=CONSOLE``,
+  :mod:`lsnmt.runner.console`), and at most :data:`LINES` per loop of known length (a line also waits for
+  ``1 / LINES`` of the total: on a loaded machine, where one update can take longer than the interval, a loop
+  still writes a bounded log)
   and a closing line ``desc: 200/200 update in 95 s`` (to the log file only when no interval line was written:
   a short loop stays off the console).
 * :func:`progress` ``(iterable, desc)``: the same around an iterable.
@@ -27,14 +28,14 @@ from typing import TypeVar
 
 from tqdm import tqdm
 
-from lsnmt.console import CONSOLE
+from lsnmt.runner.console import CONSOLE
 
 T = TypeVar("T")
 LINES = 20
 """At most this many interval lines per loop of known length."""
 INTERVAL = 30.0
 """Seconds between two progress lines off a terminal (``LSNMT_PROGRESS_SECONDS``)."""
-log = logging.getLogger("lsnmt.progress")
+log = logging.getLogger("lsnmt.runner.progress")
 
 
 def on_terminal() -> bool:

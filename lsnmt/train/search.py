@@ -31,7 +31,7 @@ import torch
 from lsnmt.config import Experiment
 from lsnmt.eval.tsne import save_png
 from lsnmt.io import atomic_dir, atomic_write, write_json
-from lsnmt.method_schema import searches
+from lsnmt.methods.schema import searches
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.trainer import train
 from lsnmt.typed import to_dict

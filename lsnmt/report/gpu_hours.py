@@ -1,13 +1,13 @@
 """Rough GPU-hours of training the params.yaml experiments (the table of docs/experiments.md).
 
-    python -m lsnmt.gpu_hours [--tflops 30]      # prints the Markdown table
+    python -m lsnmt.report.gpu_hours [--tflops 30]      # prints the Markdown table
 
 Each method of an experiment (:meth:`lsnmt.config.Params.methods_of`) trains once (FD and LMS+FD too: their
 Share and LS systems are one model decoded through two routes, ``lsnmt/methods.py``) with
 
     FLOPs = 6 * A * B * S * c
 
-- ``A``: parameters a training token passes through: :func:`lsnmt.accounting.inference_params` of the model
+- ``A``: parameters a training token passes through: :func:`lsnmt.report.accounting.inference_params` of the model
   the pipeline builds (the experiment's languages and vocabulary), direction pivot -> first other language.
   A Switch layer routes a token to one expert, so Switch counts as its dense twin (the router is negligible;
   the kind's trait ``dense_equivalent``, ``models/config/kinds.py``).
@@ -45,10 +45,10 @@ from dataclasses import dataclass
 
 import torch
 
-from lsnmt.accounting import inference_params
 from lsnmt.config import Experiment, Params
-from lsnmt.method_schema import searches
 from lsnmt.methods import resolve
+from lsnmt.methods.schema import searches
+from lsnmt.report.accounting import inference_params
 from models.build import build_transformer
 from models.config.kinds import KINDS, dense_steps, passes, with_layout
 from models.config.lsl import model
@@ -141,7 +141,7 @@ def table(params: Params, tflops: float = TFLOPS) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m lsnmt.gpu_hours", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m lsnmt.report.gpu_hours", description=__doc__.split("\n")[0])
     parser.add_argument("--params", default="params.yaml")
     parser.add_argument("--tflops", type=float, default=TFLOPS, help="sustained TFLOP/s per GPU (default 30)")
     args = parser.parse_args(argv)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsnmt.data.layout import PRIMARY_TEST, test_set_subdir
 from lsnmt.io import DataError
-from lsnmt.method_schema import NAIVE, task_entry, typed_entry
+from lsnmt.methods.schema import NAIVE, task_entry, typed_entry
 from lsnmt.typed import ConfigError, to_dict
 from models.config import kinds
 from models.config.model import resolve_dims

@@ -4,7 +4,7 @@ A stage logs everything to its log file (``--log``), but the console (stderr, wh
 gets only the lines a person watching the run needs:
 
 * a start line and an end line with the stage's wall time (:func:`stage_clock`);
-* progress lines written with ``extra=CONSOLE`` (:mod:`lsnmt.progress`, the training start line);
+* progress lines written with ``extra=CONSOLE`` (:mod:`lsnmt.runner.progress`, the training start line);
 * warnings and errors, each kind (the same logger and message template) shown ``repeat`` times; at the stage's
   end one line counts the ones held back ("... 33 more like it: see the log").
 

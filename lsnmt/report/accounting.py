@@ -11,7 +11,7 @@ inference parameters: what a model serving all directions through its inference
 route stores (the LMS-FD paper's "Inference" column: FD-LS keeps all language
 experts but drops the shared FFN, LMS+FD-Share keeps only the shared factors).
 
-The papers' #params columns are counted with these by :mod:`lsnmt.paper_counts` (``reports/params.csv``).
+The papers' #params columns are counted with these by :mod:`lsnmt.report.paper_counts` (``reports/params.csv``).
 """
 
 from __future__ import annotations

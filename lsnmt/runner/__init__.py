@@ -1,0 +1,1 @@
+"""Running stages: the stage runner, the multi-rank launcher, job locks, console lines."""
