@@ -155,7 +155,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(name="translate", log="logs/{exp}/translate/{method}.log", each="method",
           deps=("results/{exp}/train/{method}/model.pt", "data/{exp}/spm", "data/{exp}/bin"),
           outs=_outs("results/{exp}/translate/{method}"), params=("data", "model", "decode", "method_cfg.{method}"),
-          note="every system of the method (lsnmt/methods.py): FD / LMS+FD's other route in "
+          note="every system of the method (lsnmt/methods/__init__.py): FD / LMS+FD's other route in "
                "translate/<method>/<route>, a CLM top-w sweep point (sweep_top_w, CLM Figure 4) in "
                "translate/<method>/w<w>",
           needs="translation", threads=("decode.cpu_threads", 2), job="gpu"),

@@ -14,6 +14,6 @@ class FDConfig:
 
     route: Route = "share"
     """Inference route: ``share`` (FD, default) or ``ls`` (FD-LS). The pipeline decodes the other one as well,
-    from the same weights (``lsnmt/methods.py``: systems ``fd`` and ``fd_ls``)."""
+    from the same weights (``lsnmt/methods/__init__.py``: systems ``fd`` and ``fd_ls``)."""
     decoder_language: Literal["tgt", "src"] = "tgt"
     """Language whose expert a decoder FFN uses (the encoder always uses the source language)."""

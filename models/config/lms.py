@@ -43,4 +43,4 @@ class LMSFDConfig(LMSConfig):
 
     route: Route = "share"
     """Inference route: ``share`` (LMS+FD-Share, default) or ``ls`` (LMS+FD-LS). The pipeline decodes the other
-    one as well, from the same weights (``lsnmt/methods.py``: systems ``lms_fd`` and ``lms_fd_ls``)."""
+    one as well, from the same weights (``lsnmt/methods/__init__.py``: systems ``lms_fd`` and ``lms_fd_ls``)."""
