@@ -34,14 +34,17 @@ def job_counts(stdout: str) -> dict[str, int]:
 
 
 def expected_jobs(name: str) -> dict[str, int]:
-    """Jobs of running experiment ``name``: translation where it has methods and training directions, NER / QA
+    """Jobs of running experiment ``name``: translation where it has methods and training directions (the search
+    where it defines one), NER / QA
     where it has tasks, x-elm where it has an ``xelm`` section, the small-scale claim where it has a ``claim``
     section (and for the experiment params.yaml selects, as DVC); the report always."""
     exp, jobs = PARAMS.get(name), {"report": 1}
     methods = PARAMS.methods_of(name)
     if methods and exp.data.train_directions != "none":
-        jobs.update(dict.fromkeys(("download", "prepare", "sample", "spm", "encode", "search", "evaluate"), 1),
+        jobs.update(dict.fromkeys(("download", "prepare", "sample", "spm", "encode", "evaluate"), 1),
                     train=len(methods), translate=len(methods))
+        if exp.search or name == PARAMS.experiment:  # a search it defines (params.yaml's own: always, as DVC)
+            jobs.update(search=1)
     if PARAMS.jobs_of(name, "tasks"):
         jobs.update(download=1, task_prep=1, task_train=1, task_eval=1)
     if exp.xelm is not None:
