@@ -96,6 +96,11 @@ def load(ref: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
+def _entry(kind: str | None) -> Kind | None:
+    """``KINDS[kind]``; ``None`` for the naive model."""
+    return None if kind is None else KINDS[kind]
+
+
 def passes(kind: str | None) -> int:
     """Training passes per update of ``kind`` (``None``: the naive model, 1)."""
     return 1 if kind is None else KINDS[kind].passes
@@ -120,13 +125,13 @@ def batching(kind: str | None) -> Literal["direction", "mixed"] | None:
 
 def sweep(kind: str | None, cfg: Any) -> tuple[int, ...]:
     """The decoding sweep of a method (CLM's ``sweep_top_w``); ``()`` for a kind without one."""
-    k = None if kind is None else KINDS[kind]
+    k = _entry(kind)
     return () if k is None or k.sweep is None else k.sweep(cfg)
 
 
 def with_sweep(kind: str | None, cfg: Any, w: int) -> Any:
     """``cfg`` decoding sweep point ``w``; ``ValueError`` for a kind without a sweep."""
-    k = None if kind is None else KINDS[kind]
+    k = _entry(kind)
     if k is None or k.with_sweep is None:
         raise ValueError(f"top_w {w}: only a CLM model mixes features (got {kind or 'naive'})")
     return k.with_sweep(cfg, w)
@@ -134,7 +139,7 @@ def with_sweep(kind: str | None, cfg: Any, w: int) -> Any:
 
 def searched(kind: str | None, cfg: Any) -> str | None:
     """The search whose layout the method trains (LSL-NAS); ``None``: none."""
-    k = None if kind is None else KINDS[kind]
+    k = _entry(kind)
     return None if k is None or k.searched is None else k.searched(cfg)
 
 
@@ -142,11 +147,11 @@ def with_layout(kind: str | None, cfg: Any, src: tuple[int, ...] | None = None,
                 tgt: tuple[int, ...] | None = None) -> Any:
     """``cfg`` with a searched layout filled in (``None``: the layout as it is, the search dropped); a kind
     without a searched layout: ``cfg``."""
-    k = None if kind is None else KINDS[kind]
+    k = _entry(kind)
     return cfg if k is None or k.with_layout is None else k.with_layout(cfg, src, tgt)
 
 
 def dense_steps(kind: str | None, cfg: Any) -> int:
     """Updates of dense pre-training of a method (LSL Sec. 3.3); 0: none."""
-    k = None if kind is None else KINDS[kind]
+    k = _entry(kind)
     return 0 if k is None or k.dense_steps is None else k.dense_steps(cfg)
