@@ -33,6 +33,20 @@ def test_each_dvc_stage_tracks_exactly_its_keys() -> None:
     assert f"{exp}.evaluate.metrics" in tracked["download"]  # it fetches the spBLEU model the metrics name
 
 
+def test_every_experiment_writes_out_every_key_dvc_tracks(tmp_path: Path) -> None:
+    """DVC reads params.yaml as written: a tracked key an experiment leaves to the config's defaults stops
+    `dvc repro` before any stage ("Parameters ... are missing"). The slow tier found it for the tasks fixture."""
+    from lsnmt.graph.dvc import missing_keys
+
+    files = [ROOT / "params.yaml", *sorted((ROOT / "tests" / "fixtures").rglob("params*.yaml"))]
+    assert len(files) >= 3
+    assert {f.name: missing_keys(f) for f in files} == {f.name: [] for f in files}
+    gap = tmp_path / "params.yaml"
+    gap.write_text("experiments:\n  lm:\n    data: {}\n    evaluate: {}\n", encoding="utf-8")
+    assert "experiments.lm.evaluate.metrics" in missing_keys(gap)
+    assert "experiments.lm.data" not in missing_keys(gap)
+
+
 def test_the_params_stage_tracks_the_counted_paper_configurations_only() -> None:
     """reports/params.csv counts the experiments counts.yaml links: the params stage tracks their sections (not
     params.yaml whole, so a decoding edit does not rerun it), and none with a trimmed params.yaml (the tiny one)."""

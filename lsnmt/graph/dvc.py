@@ -21,6 +21,7 @@ import argparse
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from lsnmt.graph import guard
 from lsnmt.graph.imports import ROOT, folded, module_files
@@ -96,6 +97,25 @@ def defined_experiments(params: Path) -> list[str]:
     return list((load_yaml(params) or {}).get("experiments") or {})
 
 
+_ABSENT = object()
+
+
+def missing_keys(params: Path) -> list[str]:
+    """The keys dvc.yaml tracks that an experiment of ``params`` does not write out: DVC stops on each ("Parameters
+    ... are missing from 'params.yaml'"), since it reads params.yaml as written, without the config's defaults. An
+    experiment that runs no stage of a section still writes it (``evaluate: {metrics: []}``)."""
+    experiments = (load_yaml(params) or {}).get("experiments") or {}
+    missing = []
+    for name, cfg in experiments.items():
+        for key in dict.fromkeys(p for s in STAGES for p in s.params if "{" not in p):
+            node: Any = cfg
+            for part in key.split("."):
+                node = node.get(part) if isinstance(node, dict) and part in node else _ABSENT
+            if node is _ABSENT:
+                missing.append(f"experiments.{name}.{key}")
+    return missing
+
+
 def render(params: Path = ROOT / "params.yaml") -> str:
     """The whole dvc.yaml for the params file ``params``."""
     experiments = defined_experiments(params)
@@ -108,6 +128,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--root", type=Path, default=ROOT, help="the repository (default: this one)")
     args = parser.parse_args(argv)
     path, text = args.root / "dvc.yaml", render(args.root / "params.yaml")
+    missing = missing_keys(args.root / "params.yaml")
+    if missing:
+        sys.exit(f"{args.root / 'params.yaml'} lacks keys dvc.yaml tracks (DVC would stop on each; write them out, "
+                 f"e.g. `evaluate: {{metrics: []}}`): " + ", ".join(missing))
     if args.check:
         if path.read_text(encoding="utf-8") != text:
             sys.exit(f"{path} is stale: run `python -m lsnmt.graph.dvc`")

@@ -112,7 +112,7 @@ def test_stage_writes_csv(tmp_path: pytest.TempPathFactory, monkeypatch: pytest.
     from stages import params
 
     monkeypatch.chdir(tmp_path)
-    params.main(["--params", str(ROOT / "params.yaml")])
+    params.main(["--params", str(ROOT / "params.yaml"), "--print"])
     with open("reports/params.csv", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert tuple(rows[0]) == COLUMNS
