@@ -4,7 +4,7 @@
 
     .venv/bin/python benchmarks/ls_speed.py [--arch transformer_small] [--tokens 1024] [--batching mixed]
         [--steps 3] [--rounds 5] [--only lsl --only switch] [--clock wall] [--threads 2] [--device cpu]
-        [--precision bf16] [--profile sclm-k194]
+        [--precision bf16] [--profile sclm-k194] [--flops]
 
 The issue's setting, on a GPU: ``--arch transformer_big --tokens 4096 --precision bf16``.
 
@@ -26,20 +26,22 @@ CPU the ratios show the compute, not the host-device synchronisations a GPU wait
 Decoding (``--decode-sentences`` > 0): beam 5 through ``lsnmt.decode.beam_search`` (what ``translate`` runs) of
 each route of each method (FD and LMS+FD: both), EOS banned until ``--decode-steps`` tokens and forced there so
 that every model decodes the same tokens; target tokens per second, median over rounds, and the ratio to naive.
-``--profile NAME`` prints where one update of NAME spends its time (torch.profiler, self time per op) instead.
+``--profile NAME`` prints where one update of NAME spends its time (torch.profiler, self time per op) instead, and
+``--flops`` each method's FLOPs per update and their ratio to naive's (counted on the meta device, nothing run).
 CLM at its paper's k costs by its maths (Eq. 2: ``k`` maps of ``d x d`` per token in each of 30 modules) about
-50x (sCLM) and 35x (mCLM) the naive update on 2 CPU threads: add them with ``--only``.
+57x (sCLM) and 40x (mCLM) naive's FLOPs, and about 50x and 35x its update time on 2 CPU threads: add them with
+``--only``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -49,6 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from lsnmt.config import ModelConfig, Params
+from lsnmt.data.corpus import Sample
 from lsnmt.decode.beam import beam_search
 from lsnmt.methods import resolve, routes, with_route
 from lsnmt.train.loss import default_criterion
@@ -83,8 +86,9 @@ def directions(mixed: bool) -> list[tuple[int, int]]:
     return pairs if mixed else pairs[:1]
 
 
-def batch(tokens: int, device: torch.device, mixed: bool, length: int = 32) -> SimpleNamespace:
-    """About ``tokens`` target tokens in rows of ``length``, the rows spread over :func:`directions`."""
+def batch(tokens: int, device: torch.device, mixed: bool, length: int = 32) -> Sample:
+    """About ``tokens`` target tokens in rows of ``length``, the rows spread over :func:`directions`, collated as the
+    trainer collates (a :class:`~lsnmt.data.corpus.Sample`: its token count known on the host, no sync to read)."""
     g = torch.Generator().manual_seed(0)
     rows = max(1, tokens // length)
     src = torch.randint(4, VOCAB, (rows, length), generator=g)
@@ -94,8 +98,7 @@ def batch(tokens: int, device: torch.device, mixed: bool, length: int = 32) -> S
     dirs = directions(mixed)
     s, t = zip(*(dirs[i % len(dirs)] for i in range(rows)), strict=True)
     langs = LangContext(torch.tensor(s), torch.tensor(t)).to(device)  # as the trainer moves a collated batch
-    return SimpleNamespace(src_tokens=src.to(device), prev_output_tokens=prev.to(device), target=tgt.to(device),
-                           langs=langs)
+    return Sample(src.to(device), prev.to(device), tgt.to(device), langs, int(tgt.ne(PAD).sum()))
 
 
 def build(kind: str | None, cfg: Any, arch: str, device: torch.device) -> tuple[nn.Module, Callable]:
@@ -117,10 +120,12 @@ DTYPE: torch.dtype | None = None
 
 
 def autocast(device: torch.device) -> Any:
-    return torch.autocast(device.type, dtype=DTYPE, enabled=DTYPE is not None)
+    if DTYPE is None:  # fp32 (and the meta device of --flops, which autocast does not know)
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype=DTYPE)
 
 
-def update(model: nn.Module, crit: Callable, opt: torch.optim.Optimizer, b: SimpleNamespace) -> None:
+def update(model: nn.Module, crit: Callable, opt: torch.optim.Optimizer, b: Sample) -> None:
     opt.zero_grad(set_to_none=True)
     with autocast(b.src_tokens.device):
         loss, _, ntok = crit(model, b, 0.1, PAD)
@@ -129,7 +134,7 @@ def update(model: nn.Module, crit: Callable, opt: torch.optim.Optimizer, b: Simp
     opt.step()
 
 
-def train_time(model: nn.Module, crit: Callable, opt: torch.optim.Optimizer, b: SimpleNamespace, steps: int,
+def train_time(model: nn.Module, crit: Callable, opt: torch.optim.Optimizer, b: Sample, steps: int,
                device: torch.device, clock: Callable[[], float] = time.perf_counter) -> float:
     model.train()
     sync(device)
@@ -140,7 +145,7 @@ def train_time(model: nn.Module, crit: Callable, opt: torch.optim.Optimizer, b: 
     return (clock() - t) / steps
 
 
-def decode_tps(model: nn.Module, b: SimpleNamespace, sentences: int, steps: int, device: torch.device,
+def decode_tps(model: nn.Module, b: Sample, sentences: int, steps: int, device: torch.device,
                clock: Callable[[], float] = time.perf_counter) -> float:
     """Beam-5 target tokens per second over the first ``sentences`` rows of ``b`` (exactly ``steps`` each)."""
     model.eval()
@@ -157,7 +162,19 @@ def ratios(times: dict[str, list[float]]) -> dict[str, list[float]]:
     return {name: [t / base for t, base in zip(ts, times["naive"], strict=True)] for name, ts in times.items()}
 
 
-def profile(model: nn.Module, crit: Callable, b: SimpleNamespace, rows: int = 15) -> None:
+def flops(model: nn.Module, crit: Callable, b: Sample) -> float:
+    """Floating-point operations of one update (forward, recomputed forwards, backward; not the optimizer's
+    elementwise step), counted by ``torch.utils.flop_counter`` on the meta device: nothing is computed."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=False)
+    model.train()
+    with FlopCounterMode(display=False) as counter:
+        update(model, crit, opt, b)
+    return float(counter.get_total_flops())
+
+
+def profile(model: nn.Module, crit: Callable, b: Sample, rows: int = 15) -> None:
     """Where one update's time goes: the ops with the largest self time."""
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
@@ -186,6 +203,7 @@ def main() -> None:
     ap.add_argument("--precision", choices=tuple(PRECISION), default="fp32")
     ap.add_argument("--only", action="append", choices=tuple(known), help="methods to time besides naive")
     ap.add_argument("--profile", choices=tuple(known), help="print one update's profile of this method and exit")
+    ap.add_argument("--flops", action="store_true", help="print each method's FLOPs per update / naive's and exit")
     ap.add_argument("--threads", type=int, default=torch.get_num_threads(), help="CPU threads of torch")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = ap.parse_args()
@@ -199,6 +217,14 @@ def main() -> None:
         return
     chosen = args.only or [n for n in known if n in DEFAULT]
     names = ["naive", *(n for n in known if n != "naive" and n in chosen)]
+    if args.flops:
+        meta = torch.device("meta")
+        counts = {n: flops(*build(*known[n], args.arch, meta), batch(args.tokens, meta, args.batching == "mixed"))
+                  for n in names}
+        print(f"{args.arch}, {b.src_tokens.numel()} target tokens per update, {args.batching} batches (meta device)")
+        for n, f in counts.items():
+            print(f"{n:10s} {f / 1e9:10.1f} GFLOP per update {f / counts['naive']:7.2f}x naive")
+        return
     models = {name: build(*known[name], args.arch, device) for name in names}
     opts = {name: torch.optim.AdamW(m.parameters(), lr=1e-4) for name, (m, _) in models.items()}
     times: dict[str, list[float]] = {name: [] for name in names}
@@ -222,7 +248,7 @@ def main() -> None:
 
 
 def decode(models: dict[str, tuple[nn.Module, Callable]], known: dict[str, tuple[str | None, Any]],
-           args: argparse.Namespace, b: SimpleNamespace, device: torch.device) -> None:
+           args: argparse.Namespace, b: Sample, device: torch.device) -> None:
     """Beam-5 tokens/s of every route of every method, median over rounds, and the ratio to naive."""
     systems: dict[str, nn.Module] = {}
     for name, (model, _) in models.items():

@@ -31,3 +31,22 @@ def test_throughput_measures_naive_and_every_kind(capsys: pytest.CaptureFixture[
         assert r.seconds > 0 and r.tokens > 0 and r.flops > 0, r
     table = capsys.readouterr().out
     assert "| default_gpu | naive | naive |" in table and "MFU" in table
+
+
+def test_sclm_costs_what_eq2_costs_and_no_more() -> None:
+    """CLM's training cost is its maths: sCLM's FLOPs beyond naive's are Eq. 2's bank product ``h [W_1 ... W_k]``
+    (``2 T d^2 k`` per module and pass) in 30 modules (6 encoder layers x 2 sublayers, 6 decoder layers x 3) and
+    four passes (forward, the recomputed forward, the backward's two products), plus the small proportion and
+    mixing products (< 1%). So the ~55x update time of ``benchmarks/ls_speed.py --only sclm-k194`` on a CPU is the
+    method's cost at the paper's k, not overhead of ours."""
+    import ls_speed
+    import torch
+
+    known, meta = ls_speed.methods(), torch.device("meta")
+    b = ls_speed.batch(256, meta, mixed=True)
+    naive = ls_speed.flops(*ls_speed.build(*known["naive"], "transformer_small", meta), b)
+    sclm = ls_speed.flops(*ls_speed.build(*known["sclm-k194"], "transformer_small", meta), b)
+    tokens, d, k = b.target.numel(), 512, known["sclm-k194"][1].features
+    assert b.src_tokens.numel() == tokens and k == 194
+    eq2 = 30 * 4 * 2 * tokens * d * d * k
+    assert 1.0 <= (sclm - naive) / eq2 < 1.01
