@@ -9,8 +9,8 @@
 #   snakemake --cores 2 --config experiment=iwslt14
 #   snakemake --profile slurm                     # on a SLURM cluster (slurm/config.yaml)
 #   snakemake --profile slurm --config paper=lmsfd   # every experiment of one paper (params.yaml `papers`)
-# Rules state portable needs only (threads; GPU counts: the train rule's from params.yaml, one for the other GPU
-# stages); partition, account, GPU model, memory and run time are the profile's (slurm/config.yaml).
+# Rules state portable needs only (threads; GPU counts: the training rules' from params.yaml, `train` and `xelm`
+# sections, one for the other GPU stages); partition, account, GPU model, memory and run time are the profile's (slurm/config.yaml).
 # An experiment's job lists (methods, tasks, x-elm experts) are its own (Params.jobs_of), so that any experiment,
 # or all of a paper's, runs by name.
 # Software: every rule names the project's conda environment (envs/lsnmt.yaml) and container image (envs/lsnmt.sif,
@@ -22,7 +22,7 @@ import os
 import sys
 
 sys.path.insert(0, workflow.basedir)
-from lsnmt.config import Params, TrainConfig  # noqa: E402  (light: no torch)
+from lsnmt.config import Params  # noqa: E402  (light: no torch)
 from lsnmt.graph.snakemake import NAME_WILDCARD, Rules, code, params  # noqa: E402  (the rules, from the stage table)
 from lsnmt.graph.table import STAGES  # noqa: E402
 from lsnmt.runner.launch import job_resources  # noqa: E402
@@ -65,9 +65,10 @@ def jobs_of(exp, key):
     return list(PARAMS.jobs_of(exp, key))
 
 
-def train_job(exp):
-    """The resources of a train job of `exp` (lsnmt.runner.launch.job_resources: GPUs and nodes from params.yaml)."""
-    return job_resources(build(TrainConfig, EXPERIMENTS[exp].get("train", {}), f"experiments.{exp}.train"))
+def train_job(exp, section):
+    """The resources of a training job of `exp` (lsnmt.runner.launch.job_resources: GPUs and nodes from params.yaml
+    section `section`: `train` for the translation models, `xelm` for the LM training jobs)."""
+    return job_resources(getattr(PARAMS.experiments[exp], section))
 
 
 def tracked(name):

@@ -7,6 +7,9 @@
 expert is an independent job. Resumable state: ``work/{exp}/xelm/ckpt/{expert}``.
 """
 
+import sys
+
+from lsnmt.runner import launch
 from lsnmt.runner.stage import run_keyed
 from lsnmt.xelm import jobs
 from lsnmt.xelm import layout as xl
@@ -14,7 +17,8 @@ from lsnmt.xelm.lmdata import load_meta
 from lsnmt.xelm.trainer import train_lm
 
 
-def _expert(exp, expert: str) -> None:
+def _expert(exp, expert: str, argv: list[str]) -> None:
+    launch.relaunch(exp.xelm, argv, "stages.lm_expert", "xelm")  # several ranks: this job under torchrun
     lm_dir = xl.lm_dir(exp.name)
     job = jobs.expert_job(exp, expert, lm_dir, xl.cluster_dir(exp.name), xl.seed_dir(exp.name) / "model.pt")
     train_lm(job, exp.xelm.lm, lm_dir, load_meta(lm_dir), xl.ckpt_dir(exp.name, expert),
@@ -22,7 +26,8 @@ def _expert(exp, expert: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    run_keyed("lm_expert", "expert", "xelm_experts", _expert, argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    run_keyed("lm_expert", "expert", "xelm_experts", lambda exp, expert: _expert(exp, expert, args), args)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,9 @@ Branches a new expert from the donor's typology expert and trains it on donor + 
 experts are only read. ``--target`` is one of params.yaml's ``xelm_targets``.
 """
 
+import sys
+
+from lsnmt.runner import launch
 from lsnmt.runner.stage import run_keyed
 from lsnmt.xelm import jobs
 from lsnmt.xelm import layout as xl
@@ -13,7 +16,8 @@ from lsnmt.xelm.lmdata import load_meta
 from lsnmt.xelm.trainer import train_lm
 
 
-def _hmr(exp, target: str) -> None:
+def _hmr(exp, target: str, argv: list[str]) -> None:
+    launch.relaunch(exp.xelm, argv, "stages.lm_hmr", "xelm")  # several ranks: this job under torchrun
     lm_dir = xl.lm_dir(exp.name)
     job = jobs.hmr_job(exp, target, lm_dir, xl.cluster_dir(exp.name))
     train_lm(job, exp.xelm.lm, lm_dir, load_meta(lm_dir), xl.ckpt_dir(exp.name, f"hmr-{target}"),
@@ -21,7 +25,8 @@ def _hmr(exp, target: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    run_keyed("lm_hmr", "target", "xelm_targets", _hmr, argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    run_keyed("lm_hmr", "target", "xelm_targets", lambda exp, target: _hmr(exp, target, args), args)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,10 @@ their donors (x-elm Sec. 6.3; lsnmt.xelm.jobs).
     python -m stages.lm_lapt --experiment default --log logs/default/xelm/lm_lapt.log
 """
 
+import sys
+
 from lsnmt.io import atomic_dir, write_json
+from lsnmt.runner import launch
 from lsnmt.runner.stage import run
 from lsnmt.xelm import jobs
 from lsnmt.xelm import layout as xl
@@ -13,7 +16,7 @@ from lsnmt.xelm.stage import not_configured
 from lsnmt.xelm.trainer import train_lm
 
 
-def _lapt(exp) -> None:
+def _lapt(exp, argv: list[str]) -> None:
     out, lm_dir = xl.lapt_dir(exp.name), xl.lm_dir(exp.name)
     if not_configured(exp, out):
         return
@@ -21,12 +24,14 @@ def _lapt(exp) -> None:
         with atomic_dir(out) as tmp:
             write_json(tmp / "status.json", {"status": "not configured", "reason": "xelm.hmr.targets is empty"})
         return
+    launch.relaunch(exp.xelm, argv, "stages.lm_lapt", "xelm")  # several ranks: this job under torchrun
     train_lm(jobs.lapt_job(exp, lm_dir, xl.cluster_dir(exp.name)), exp.xelm.lm, lm_dir, load_meta(lm_dir),
              xl.ckpt_dir(exp.name, "lapt"), out, threads=exp.xelm.threads)
 
 
 def main(argv: list[str] | None = None) -> None:
-    run("lm_lapt", _lapt, argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    run("lm_lapt", lambda exp: _lapt(exp, args), args)
 
 
 if __name__ == "__main__":

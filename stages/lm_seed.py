@@ -6,6 +6,9 @@ lsnmt.xelm.xglm) or one trained here (``scratch``, lsnmt.xelm.trainer).
 Resumable state: ``work/{exp}/xelm/ckpt/seed``.
 """
 
+import sys
+
+from lsnmt.runner import launch
 from lsnmt.runner.stage import run
 from lsnmt.xelm import jobs, xglm
 from lsnmt.xelm import layout as xl
@@ -14,19 +17,21 @@ from lsnmt.xelm.stage import not_configured
 from lsnmt.xelm.trainer import train_lm
 
 
-def _seed(exp) -> None:
+def _seed(exp, argv: list[str]) -> None:
     out, lm_dir = xl.seed_dir(exp.name), xl.lm_dir(exp.name)
     if not_configured(exp, out):
         return
     if exp.xelm.init == "xglm":  # x-elm Sec. 3.1: XGLM's released weights are the seed
         xglm.write_seed(exp.xelm.pretrained, exp.xelm.lm, load_meta(lm_dir), out)
     else:
+        launch.relaunch(exp.xelm, argv, "stages.lm_seed", "xelm")  # several ranks: this job under torchrun
         train_lm(jobs.seed_job(exp, lm_dir), exp.xelm.lm, lm_dir, load_meta(lm_dir), xl.ckpt_dir(exp.name, "seed"),
                  out, threads=exp.xelm.threads)
 
 
 def main(argv: list[str] | None = None) -> None:
-    run("lm_seed", _seed, argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    run("lm_seed", lambda exp: _seed(exp, args), args)
 
 
 if __name__ == "__main__":

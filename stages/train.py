@@ -12,9 +12,6 @@ With ``train.gpus_per_node`` > 1 or ``train.nodes`` > 1 the command re-executes 
 the end of a SLURM time limit) saves a checkpoint and exits with 128 + the signal number; the next run resumes.
 """
 
-import logging
-import os
-import shlex
 import sys
 from pathlib import Path
 
@@ -25,26 +22,9 @@ from lsnmt.runner import launch
 from lsnmt.runner.stage import run_method
 from lsnmt.train.method import train_method
 
-log = logging.getLogger("stages.train")
-
-
-def _relaunch(exp, argv: list[str]) -> None:
-    """Replace this process by the multi-rank launcher when params.yaml asks for several ranks."""
-    try:
-        cmd = launch.command(exp.train, argv)
-        if cmd is None:
-            return
-        device = launch.check_devices(exp.train)
-    except launch.LaunchError as exc:
-        log.error("%s", exc)
-        raise SystemExit(2) from None
-    log.info("%d rank(s) on %s: %s", exp.train.world_size, device, shlex.join(cmd))
-    logging.shutdown()  # flush the log before exec; rank 0 appends to it
-    os.execvp(cmd[0], cmd)
-
 
 def _train(exp, method: str, argv: list[str]) -> None:
-    _relaunch(exp, argv)
+    launch.relaunch(exp.train, argv, "stages.train", "train")
     torch.set_num_threads(exp.train.cpu_threads)  # same weights whatever the core count (TrainConfig.cpu_threads)
     train_method(exp, method, layout.bin_dir(exp.name), Path("results") / exp.name / "train" / method,
                  Path("work") / exp.name / "ckpt" / method)  # stop signals: lsnmt.runner.stage.guarded

@@ -104,3 +104,47 @@ def ckpt_world(root: Path) -> int:
 
     state = ckpt.load(root / "work/t/ckpt/naive/last.pt")
     return state["stream"]["offset"] // state["step"]
+
+
+def test_xelm_lm_jobs_launch_their_own_stage_and_name_the_xelm_section(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each x-elm LM training stage sizes its world from params.yaml's ``xelm`` section and relaunches itself (not
+    ``stages.train``) under torchrun; errors name ``xelm.<key>``."""
+    import importlib
+    from types import SimpleNamespace
+
+    world = SimpleNamespace(gpus_per_node=2, nodes=1, world_size=2)
+    cmd = launch.command(world, ["--experiment", "x"], env={}, python="py", flags=[], module="stages.lm_expert",
+                         section="xelm")
+    assert cmd is not None and cmd[-4:] == ["stages.lm_expert", "--", "--experiment", "x"]
+    with pytest.raises(launch.LaunchError, match=r"xelm\.nodes = 2: several nodes need a SLURM allocation"):
+        launch.command(SimpleNamespace(gpus_per_node=2, nodes=2, world_size=4), [], env={}, section="xelm")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(launch.LaunchError, match=r"xelm\.gpus_per_node = 2, but this node shows 1 GPU"):
+        launch.check_devices(world, "xelm")
+
+    class Relaunched(Exception):
+        pass
+
+    def relaunch(w: object, argv: list[str], module: str, section: str) -> None:
+        raise Relaunched(w, argv, module, section)
+
+    xelm = SimpleNamespace(init="scratch", hmr=SimpleNamespace(targets=("az",)))
+    exp = SimpleNamespace(name="x", xelm=xelm)
+    for name, call in {"lm_seed": lambda m: m._seed(exp, ["a"]), "lm_lapt": lambda m: m._lapt(exp, ["a"]),
+                       "lm_expert": lambda m: m._expert(exp, "e", ["a"]),
+                       "lm_hmr": lambda m: m._hmr(exp, "az", ["a"])}.items():
+        stage = importlib.import_module(f"stages.{name}")
+        monkeypatch.setattr(stage.launch, "relaunch", relaunch)
+        with pytest.raises(Relaunched) as got:
+            call(stage)
+        assert got.value.args == (xelm, ["a"], f"stages.{name}", "xelm"), name
+
+
+def test_xelm_world_is_checked_like_the_train_world() -> None:
+    from lsnmt.xelm.config import XelmConfig
+
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))["experiments"]["mc4_xelm"]["xelm"]
+    assert build(XelmConfig, {**raw, "gpus_per_node": 8, "nodes": 2}, "xelm").world_size == 16
+    with pytest.raises(ConfigError, match="xelm.nodes: several nodes need gpus_per_node >= 1"):
+        build(XelmConfig, {**raw, "nodes": 2, "gpus_per_node": 0}, "xelm")

@@ -24,7 +24,9 @@ from lsnmt.graph.imports import module_files
 from lsnmt.graph.table import BY_NAME, EACH, STAGES, Need, Stage, linked_experiments
 
 TRAIN_RESOURCES = ("gpu", "nodes", "mpi", "tasks", "tasks_per_gpu")
-"""The resources of a ``train`` job (:func:`lsnmt.runner.launch.job_resources`), read by the SLURM plugin."""
+"""The resources of a training job (:func:`lsnmt.runner.launch.job_resources`), read by the SLURM plugin."""
+WORLD_SECTION = {"train": "train", "lm_train": "xelm"}
+"""Job kind -> the params.yaml section whose ``gpus_per_node`` and ``nodes`` size its DDP world."""
 
 PRODUCER = {o.path: s for s in STAGES for o in s.outs}
 """Output path pattern -> the stage that writes it."""
@@ -59,14 +61,15 @@ class Rules:
     """The rules of one Snakemake run. ``experiments``: params.yaml's ``experiments`` (raw); ``jobs_of(exp, key)``:
     an experiment's job list (:meth:`lsnmt.config.Params.jobs_of`); ``selected``: the run's experiment;
     ``recorded``: params.yaml's ``experiment`` (DVC's); ``targets``: the experiments the run makes;
-    ``train_job(exp)``: the resources of a train job of ``exp``."""
+    ``train_job(exp, section)``: the resources of a training job of ``exp`` sized by params.yaml section
+    ``section`` (:data:`WORLD_SECTION`)."""
 
     experiments: Mapping[str, Any]
     jobs_of: Callable[[str, str], Sequence[str]]
     selected: str
     recorded: str
     targets: Sequence[str]
-    train_job: Callable[[str], Mapping[str, Any]]
+    train_job: Callable[[str, str], Mapping[str, Any]]
 
     def defines(self, need: Need, exp: str) -> bool:
         """Whether experiment ``exp`` defines ``need`` (:data:`lsnmt.graph.table.NEEDS`)."""
@@ -137,8 +140,9 @@ class Rules:
     def resources(self, stage: Stage) -> dict[str, Any]:
         if stage.job == "gpu":
             return {"gpu": 1}
-        if stage.job == "train":
-            return {k: (lambda w, k=k: self.train_job(w.exp).get(k)) for k in TRAIN_RESOURCES}
+        if stage.job in WORLD_SECTION:
+            section = WORLD_SECTION[stage.job]
+            return {k: (lambda w, k=k: self.train_job(w.exp, section).get(k)) for k in TRAIN_RESOURCES}
         return {}
 
 

@@ -34,7 +34,7 @@ NEEDS: dict[Need, str] = {
     "claim": "a `claim` section",
 }
 """What a conditional stage needs (:attr:`Stage.needs`), as :func:`lsnmt.graph.snakemake.planned` checks it."""
-Job = Literal["cpu", "gpu", "train"]
+Job = Literal["cpu", "gpu", "train", "lm_train"]
 Pick = Callable[[Mapping[str, Any], str], bool]
 
 
@@ -97,7 +97,8 @@ class Stage:
     threads: int | tuple[str, int] = 1
     """Snakemake threads: a number, or ``(section.key, default)`` read from the job's experiment."""
     job: Job = "cpu"
-    """Snakemake resources: ``cpu`` none, ``gpu`` one GPU, ``train`` :func:`lsnmt.runner.launch.job_resources`."""
+    """Snakemake resources: ``cpu`` none, ``gpu`` one GPU, ``train`` / ``lm_train``
+    :func:`lsnmt.runner.launch.job_resources` of params.yaml's ``train`` / ``xelm`` section."""
     local: bool = False
     """Snakemake runs the job on the submitting host (``localrule``), not as a cluster job."""
 
@@ -188,13 +189,13 @@ STAGES: tuple[Stage, ...] = (
                "in each folder",
           needs="xelm"),
     _lm("cluster", (), Out(f"{_XELM}/cluster"), job="cpu"),
-    _lm("lm_seed", (), Out(f"{_XELM}/seed")),
+    _lm("lm_seed", (), Out(f"{_XELM}/seed"), job="lm_train"),
     _lm("lm_expert", (f"{_XELM}/cluster", f"{_XELM}/seed"), Out(f"{_XELM}/experts/{{expert}}"), each="expert",
-        jobs=("xelm_experts",)),
+        jobs=("xelm_experts",), job="lm_train"),
     _lm("lm_hmr", (f"{_XELM}/cluster", f"{_XELM}/experts"), Out(f"{_XELM}/hmr/{{target}}"), each="target",
-        jobs=("xelm_targets",), picks=((f"{_XELM}/experts", main_typology_expert),)),
+        jobs=("xelm_targets",), picks=((f"{_XELM}/experts", main_typology_expert),), job="lm_train"),
     _lm("lm_lapt", (f"{_XELM}/cluster", f"{_XELM}/experts"), Out(f"{_XELM}/lapt"),
-        picks=((f"{_XELM}/experts", dense_expert),)),
+        picks=((f"{_XELM}/experts", dense_expert),), job="lm_train"),
     _lm("lm_eval", (f"{_XELM}/cluster", f"{_XELM}/seed", f"{_XELM}/experts", f"{_XELM}/hmr", f"{_XELM}/lapt"),
         (Out(f"{_XELM}/eval", cache=False), _metrics("lm_eval")), jobs=("xelm_experts", "xelm_targets")),
     _lm("lm_icl", (f"{_XELM}/cluster", f"{_XELM}/seed", f"{_XELM}/experts"),

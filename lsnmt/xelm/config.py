@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
-from lsnmt.typed import FieldError, Seed
+from lsnmt.typed import Count, FieldError, Range, Seed
 from models.config.lm import LMConfig
 
 ALLOCATIONS = ("tfidf", "typology")
@@ -243,8 +243,23 @@ class XelmConfig:
     threads: int = 1
     """CPU threads of each LM job (``torch.set_num_threads``; a GPU run ignores it). Snakemake runs expert jobs
     side by side, so one thread each uses the cores without oversubscribing them."""
+    gpus_per_node: Annotated[int, Range(ge=0)] = 1
+    """GPUs of each LM training job (seed, expert, HMR expert, LAPT) per node, one DDP rank each: more than one
+    and the stage runs itself under ``torchrun`` (:mod:`lsnmt.runner.launch`; gloo ranks on a machine without
+    CUDA). Each rank trains ``1 / W`` of every update's blocks, so the update (``batch_tokens``) is the same for
+    any world ``W``. The authors' ``metaseq/scripts/train_xlbtm.sh`` takes ``NUM_NODES`` and ``NUM_GPUS`` per
+    expert; the paper prints neither. ``0``: the job asks for no GPU."""
+    nodes: Count = 1
+    """Nodes of each LM training job; more than one needs a SLURM allocation (``snakemake --profile slurm``)."""
+
+    @property
+    def world_size(self) -> int:
+        """DDP ranks of one LM training job."""
+        return max(1, self.gpus_per_node) * self.nodes
 
     def __post_init__(self) -> None:
+        if self.nodes > 1 and self.gpus_per_node < 1:
+            raise FieldError("nodes", "several nodes need gpus_per_node >= 1")
         if self.init == "xglm" and self.data.vocab_size is not None:
             raise FieldError("data.vocab_size", "init: xglm brings XGLM's tokenizer; leave vocab_size unset")
         if self.init == "scratch" and self.data.vocab_size is None and self.hmr.targets:

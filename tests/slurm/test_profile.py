@@ -71,3 +71,19 @@ def test_ci_overlay_has_the_profiles_rules_and_gpu_requests() -> None:
         assert ("cpus_per_gpu" in ci["set-resources"][rule]) == ("cpus_per_gpu" in res), rule
     assert real["executor"] == "slurm" and real["rerun-incomplete"] and real["slurm-requeue"]
     assert real["slurm-logdir"] == "logs/slurm" and real["slurm-keep-successful-logs"]
+
+
+def test_xelm_training_jobs_request_the_xelm_sections_gpus(tmp_path: Path) -> None:
+    """lm_seed / lm_expert / lm_hmr / lm_lapt ask SLURM for ``xelm.gpus_per_node`` x ``xelm.nodes`` GPUs (the profile
+    gives no fixed count); lm_eval stays on one GPU."""
+    import yaml
+
+    repo = copy_repo(tmp_path / "repo")
+    params = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
+    params["experiments"]["mc4_xelm"]["xelm"]["gpus_per_node"] = 2
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    jobs = {rule: resources(line) for rule, line in
+            plan(repo, "--profile", "slurm", "--config", "experiment=mc4_xelm").items()}
+    for rule in ("lm_seed", "lm_expert", "lm_hmr", "lm_lapt"):
+        assert (jobs[rule]["gpu"], jobs[rule]["nodes"], jobs[rule]["cpus_per_gpu"]) == ("2", "1", "8"), rule
+    assert jobs["lm_eval"]["gpu"] == "1"
