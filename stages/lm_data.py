@@ -3,7 +3,7 @@
     python -m stages.lm_data --experiment default --log logs/default/xelm/lm_data.log
 """
 
-from lsnmt.data import layout
+from lsnmt import paths as P
 from lsnmt.runner.stage import run
 from lsnmt.xelm import layout as xl
 from lsnmt.xelm.lmdata import build_lm_data
@@ -13,7 +13,7 @@ from lsnmt.xelm.stage import not_configured
 def _lm_data(exp) -> None:
     out = xl.lm_dir(exp.name)
     if not not_configured(exp, out):
-        build_lm_data(exp, layout.prepared_dir(exp.name), layout.spm_dir(exp.name), out)
+        build_lm_data(exp, P.at(P.PREPARED, exp.name), P.at(P.SPM, exp.name), out)
 
 
 def main(argv: list[str] | None = None) -> None:
