@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from lsnmt.data.config import DEFAULT_METRICS, DataExperiment, Metric, check_langs
+from lsnmt.data.config import DEFAULT_METRICS, Metric, check_langs
 
 # the data stages' sections, re-exported from their home (lsnmt/data/config.py: the data stages import only that)
 from lsnmt.data.config import MAX_EPOCH_PAIRS as MAX_EPOCH_PAIRS
@@ -47,7 +47,7 @@ from lsnmt.typed import (
     build,
     load_yaml,
 )
-from lsnmt.xelm.config import XelmConfig, expert_ids
+from lsnmt.xelm.config import LMDataExperiment, expert_ids
 from models.config.model import ModelConfig
 
 
@@ -286,9 +286,10 @@ class ClaimConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Experiment(DataExperiment):
-    """One named experiment: its data (:class:`~lsnmt.data.config.DataExperiment`, what the data stages read) and
-    the settings of every other stage."""
+class Experiment(LMDataExperiment):
+    """One named experiment: its data (:class:`~lsnmt.data.config.DataExperiment`, what the data stages read), its
+    ``xelm`` section (:class:`~lsnmt.xelm.config.LMDataExperiment`, with the data what ``lm_data`` reads) and the
+    settings of every other stage."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
@@ -304,8 +305,6 @@ class Experiment(DataExperiment):
     search: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
     """Architecture searches the ``search`` stage runs (LSL Sec. 3.2): ``{name: {…models.ls.lsl.LSLSearchConfig
     settings}}``; an LSL method with ``architecture: <name>`` trains the architecture that search selects."""
-    xelm: XelmConfig | None = None
-    """Cross-lingual expert LMs (x-elm, ``lsnmt/xelm/``); ``None``: the experiment runs no x-elm stage."""
     claim: ClaimConfig | None = None
     """The small-scale claim (``claim`` stage); ``None``: the stage writes "not configured"."""
     methods: tuple[SafeName, ...] | None = None
@@ -327,8 +326,6 @@ class Experiment(DataExperiment):
         return min(self.model.max_positions, self.train.max_target_positions)
 
     def __post_init__(self) -> None:
-        if self.xelm is not None:
-            self.xelm.check(self.data.languages)
         super().__post_init__()
         self._check_corpus_names()
         self._check_comparisons()

@@ -18,8 +18,10 @@ def _download(exp: DataExperiment, metrics: Sequence[str]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args("download", argv)
-    exp, metrics = load_or_exit("download", lambda: (load_data_experiment(args.params, args.experiment),
-                                                     load_metrics(args.params, args.experiment)))
+    exp, metrics = load_or_exit(
+        "download",
+        lambda: (load_data_experiment(args.params, args.experiment, DataExperiment),
+                 load_metrics(args.params, args.experiment)))
     guarded("download", lambda: _download(exp, metrics), (exp.name, None))
 
 

@@ -12,7 +12,7 @@ def _encode(exp: DataExperiment) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    run_data("encode", _encode, argv)
+    run_data("encode", _encode, DataExperiment, argv)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ def main(argv: list[str] | None = None) -> None:
         prepared = P.at(P.PREPARED, exp.name)
         return sample(exp, prepared, P.at(P.SAMPLED, exp.name), ratio_masks(exp, prepared, P.at(P.SPM, exp.name)))
 
-    run_data("sample", one, argv)
+    run_data("sample", one, DataExperiment, argv)
 
 
 if __name__ == "__main__":

@@ -13,9 +13,9 @@ whole file.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from lsnmt.data.source_kinds import SOURCE_SPLITS
 from lsnmt.languages import is_known
@@ -204,7 +204,7 @@ class DataConfig:
         skip = set(self.no_eval)
         pairs = [d for d in self.directions(self.eval_directions) if not skip.intersection(d)]
         extra = [tuple(z.split("-")) for z in self.zero_shot]
-        return tuple(dict.fromkeys(pairs + [d for d in extra if len(d) == 2]))  # type: ignore[arg-type]
+        return tuple(dict.fromkeys(pairs + [d for d in extra if len(d) == 2]))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -322,8 +322,12 @@ class DataExperiment:
                              f"{symbols} language / corpus / user symbols and at least one piece of text")
 
 
-DATA_SECTIONS = tuple(f for f in DataExperiment.__dataclass_fields__ if f != "name")
-"""The keys of an experiment :class:`DataExperiment` reads."""
+E = TypeVar("E", bound=DataExperiment)
+
+
+def sections(cls: type[DataExperiment]) -> tuple[str, ...]:
+    """The keys of an experiment ``cls`` reads."""
+    return tuple(f.name for f in fields(cls) if f.name != "name")
 
 
 def _experiment_section(path: Path, name: str | None) -> tuple[str, dict[str, Any]]:
@@ -346,13 +350,16 @@ def _experiment_section(path: Path, name: str | None) -> tuple[str, dict[str, An
     return str(name), section
 
 
-def load_data_experiment(path: str | Path, name: str | None = None) -> DataExperiment:
-    """Experiment ``name`` (default: the file's ``experiment``) of the params file ``path``, its data sections only
-    (:data:`DATA_SECTIONS`); the other sections are neither read nor checked. Errors name the file and key path."""
+def load_data_experiment(path: str | Path, name: str | None, cls: type[E]) -> E:
+    """Experiment ``name`` (``None``: the file's ``experiment``) of the params file ``path``, the sections ``cls``
+    reads only (:func:`sections`: the data stages' :class:`DataExperiment`, ``lm_data``'s
+    :class:`~lsnmt.xelm.config.LMDataExperiment`); the others are neither read nor checked. Errors name the file and
+    the key path."""
     path = Path(path)
     name, section = _experiment_section(path, name)
+    keys = sections(cls)
     try:
-        exp = build(DataExperiment, {k: v for k, v in section.items() if k in DATA_SECTIONS}, f"experiments.{name}")
+        exp = build(cls, {k: v for k, v in section.items() if k in keys}, f"experiments.{name}")
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
     return replace(exp, name=name)
