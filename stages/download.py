@@ -20,8 +20,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args("download", argv)
     exp, metrics = load_or_exit(
         "download",
-        lambda: (load_data_experiment(args.params, args.experiment, DataExperiment),
-                 load_metrics(args.params, args.experiment)))
+        lambda: (
+            load_data_experiment(args.params, args.experiment, DataExperiment),
+            load_metrics(args.params, args.experiment),
+        ),
+    )
     guarded("download", lambda: _download(exp, metrics), (exp.name, None))
 
 

@@ -25,11 +25,22 @@ TEMPLATES = {v for k, v in vars(P).items() if k.isupper() and isinstance(v, str)
 def spelled_paths(source: str) -> list[str]:
     """String constants of ``source`` (docstrings aside) that are, or begin, a path under one of :data:`ROOTS`."""
     tree = ast.parse(source)
-    docs = {id(n.body[0].value) for n in ast.walk(tree)
-            if isinstance(n, ast.Module | ast.FunctionDef | ast.ClassDef) and n.body
-            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
-    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-            and id(n) not in docs and PurePosixPath(n.value).parts[:1] in {(r,) for r in ROOTS}]
+    docs = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Module | ast.FunctionDef | ast.ClassDef)
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
+    return [
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and id(n) not in docs
+        and PurePosixPath(n.value).parts[:1] in {(r,) for r in ROOTS}
+    ]
 
 
 def test_no_stage_module_spells_a_path() -> None:
