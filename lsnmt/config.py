@@ -11,283 +11,44 @@ inconsistent settings raise :class:`~lsnmt.typed.ConfigError` naming the key pat
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from lsnmt.data.source_kinds import SOURCE_SPLITS
-from lsnmt.languages import is_known
+from lsnmt.data.config import DEFAULT_METRICS, Metric, check_langs
+
+# the data stages' sections, re-exported from their home (lsnmt/data/config.py: the data stages import only that)
+from lsnmt.data.config import MAX_EPOCH_PAIRS as MAX_EPOCH_PAIRS
+from lsnmt.data.config import MAX_VOCAB as MAX_VOCAB
+from lsnmt.data.config import ROOT as ROOT
+from lsnmt.data.config import SPM_SPECIALS as SPM_SPECIALS
+from lsnmt.data.config import DataConfig as DataConfig
+from lsnmt.data.config import DirectionSet as DirectionSet
+from lsnmt.data.config import DownloadConfig as DownloadConfig
+from lsnmt.data.config import EncodeConfig as EncodeConfig
+from lsnmt.data.config import PerSourceSampling as PerSourceSampling
+from lsnmt.data.config import PrepareConfig as PrepareConfig
+from lsnmt.data.config import SampleConfig as SampleConfig
+from lsnmt.data.config import SourceConfig as SourceConfig
+from lsnmt.data.config import Split as Split
+from lsnmt.data.config import SpmConfig as SpmConfig
+from lsnmt.data.config import TagStyle as TagStyle
 from lsnmt.methods.schema import check as check_methods
-from lsnmt.tasks.config import TaskConfig
 from lsnmt.typed import (
     ConfigError,
     Count,
     FieldError,
     NonNegative,
-    Pattern,
     Positive,
     Range,
     Rate,
     SafeName,
     Seed,
-    Sha256,
     build,
     load_yaml,
 )
-from lsnmt.xelm.config import XelmConfig, expert_ids
+from lsnmt.xelm.config import LMDataExperiment, expert_ids
 from models.config.model import ModelConfig
-
-Split = Literal["train", "valid", "test", "multiway"]
-DirectionSet = Literal["en-centric", "en-xx", "xx-en", "all", "en-centric+groups", "none"]
-TagStyle = Literal["target-prefix", "source-prefix", "en-xx-target-xx-en-source", "src-tgt-suffix", "none"]
-
-ROOT = Path(__file__).resolve().parent.parent
-"""Repository root: relative ``path`` entries in params files are resolved against it."""
-
-SPM_SPECIALS = 4
-"""``<s>``, ``<pad>``, ``</s>``, ``<unk>`` (``lsnmt.data.spm``)."""
-MAX_EPOCH_PAIRS = 10**9
-"""Largest ``sample.size``: the trainer holds an epoch's line indices in memory, 8 bytes a pair (8 GB at this
-size; ``10**15`` stopped it with numpy's allocation error). The papers' largest training sets (OPUS-100, about
-55M pairs) are far below."""
-MAX_VOCAB = 1 << 20
-"""Largest ``spm.vocab_size`` accepted: sentencepiece's ids are int32 and its trainer crashes long before them
-(the papers' largest vocabulary is 250K)."""
-
-
-def _check_langs(name: str, codes: tuple[str, ...]) -> None:
-    for i, code in enumerate(codes):
-        if not is_known(code):
-            raise FieldError(f"{name}[{i}]", f"{code!r} is not a known language code (see lsnmt/languages.py)")
-
-
-@dataclass(frozen=True, kw_only=True)
-class SourceConfig:
-    """One corpus fetched by the ``download`` stage (a row of ``lsnmt.data.sources.SOURCES``)."""
-
-    name: SafeName
-    """Corpus name as it appears in file names and reports (``tatoeba``, ``opus100`` …)."""
-    kind: str
-    """Key in the source catalogue that knows how to fetch and unpack this corpus."""
-    splits: tuple[Split, ...] = ("train",)
-    """Splits this corpus provides to the experiment."""
-    languages: tuple[str, ...] = ()
-    """Restrict to these languages (default: all of ``data.languages``)."""
-    path: str | None = None
-    """Local directory or archive (the ``embedded`` source, or a pre-downloaded copy)."""
-    url: str | None = None
-    """Override of the catalogue URL."""
-    sha256: Sha256 | None = None
-    """Expected checksum of the archive at ``url`` (overrides the catalogue's)."""
-    mirror: str | None = None
-    """Base URL or local directory that replaces the catalogue host (same file names)."""
-    tag: Annotated[str, Pattern(r"\S+", "one token without spaces (e.g. <HQ>)")] | None = None
-    """Corpus tag prepended to source sentences of this corpus, e.g. ``<HQ>`` (LSL's data)."""
-    max_pairs: Count | None = None
-    """Keep at most this many pairs per language pair (first lines; ``None``: all)."""
-    heldout: int = 0
-    """Pairs per language pair held out of this corpus's training data as the in-domain test set
-    ``test.{name}`` (chosen after normalisation and dedup; every training pair that shares a side with a held-out
-    pair is dropped too, so the test set is disjoint from training: ``lsnmt.data.heldout``). 0: none."""
-    shards: dict[str, int] = field(default_factory=dict)
-    """``mc4``: read at most the first N training shards of these languages (x-elm Table 5: en es fr ru 1,024)."""
-    datasets: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """``mtdata``: split -> mtdata dataset names (``group-name-version``), e.g. ``{train: [OPUS-ccmatrix-v1]}``."""
-
-    def __post_init__(self) -> None:
-        _check_langs("languages", self.languages)
-        if self.heldout < 0 or (self.heldout and "train" not in self.splits):
-            raise FieldError("heldout", f"pairs held out of a training corpus (>= 0, splits with train), "
-                                        f"got {self.heldout} with splits {list(self.splits)}")
-        # Repository data must exist now; user-supplied paths of other kinds are checked by `download`.
-        if self.kind == "embedded" and self.path is not None and not (ROOT / self.path).exists():
-            raise FieldError("path", f"{self.path!r} does not exist (relative to {ROOT})")
-
-
-def _check_kind(src: SourceConfig, key: str) -> None:
-    """``src.kind`` is in the source catalogue and provides ``src.splits`` (the cache and raw paths use it)."""
-    splits = SOURCE_SPLITS.get(src.kind)
-    if splits is None:
-        raise FieldError(f"{key}.kind", f"unknown kind {src.kind!r} (known: {', '.join(sorted(SOURCE_SPLITS))})")
-    for j, split in enumerate(src.splits):
-        if split not in splits:
-            raise FieldError(f"{key}.splits[{j}]", f"kind {src.kind!r} has no {split} split "
-                             f"(it provides {', '.join(sorted(splits))})")
-
-
-@dataclass(frozen=True, kw_only=True)
-class DataConfig:
-    """Languages, directions and corpora of one experiment."""
-
-    languages: tuple[str, ...]
-    """ISO 639-1 codes, the pivot (English) included."""
-    pivot: str = "en"
-    train_directions: DirectionSet = "en-centric"
-    """``en-centric``: en-xx and xx-en for every xx; ``all``: every ordered pair; ``en-centric+groups``:
-    en-centric plus every direction between two languages of one of ``groups`` (LSL Sec. 4.5, Table 6)."""
-    eval_directions: DirectionSet = "en-centric"
-    """Directions of the valid/test splits; ``all`` adds zero-shot xx-yy pairs."""
-    tags: TagStyle = "target-prefix"
-    """Where language tags go: ``target-prefix`` ``<2de>`` before the source (LMS, CLM en-xx);
-    ``source-prefix`` ``<en>`` (CLM xx-en); ``src-tgt-suffix`` ``<en> <2de>`` after it (LSL)."""
-    zero_shot: tuple[str, ...] = ()
-    """Extra evaluation directions ``xx-yy`` that are not trained (zero-shot), e.g. ``[de-fr]``: translated,
-    scored and used for the off-target rate."""
-    groups: dict[SafeName, tuple[str, ...]] = field(default_factory=dict)
-    """Language groups for ``en-centric+groups``, e.g. ``{EUR: [de, en, es, fr, it, pt], CJK: [ja, ko, zh],
-    SW: [sw]}`` (LSL footnote 8: European, CJK and Swahili)."""
-    no_eval: tuple[str, ...] = ()
-    """Languages without valid/test data, left out of the evaluation directions (OPUS-100: an dz hy mn yo)."""
-    sources: tuple[SourceConfig, ...]
-    citation: str = ""
-    """Where the paper describes this data (section / table), for the report captions."""
-
-    def __post_init__(self) -> None:
-        _check_langs("languages", self.languages)
-        for i, code in enumerate(self.no_eval):
-            if code not in self.languages:
-                raise FieldError(f"no_eval[{i}]", f"{code!r} is not in data.languages")
-        if len(set(self.languages)) != len(self.languages):
-            raise FieldError("languages", "duplicate language codes")
-        if self.pivot not in self.languages and "all" not in (self.train_directions, self.eval_directions):
-            raise FieldError("pivot", f"{self.pivot!r} is not in data.languages")
-        for i, src in enumerate(self.sources):
-            for j, code in enumerate(src.languages):
-                if code not in self.languages:
-                    raise FieldError(f"sources[{i}].languages[{j}]", f"{code!r} is not in data.languages")
-            _check_kind(src, f"sources[{i}]")
-        for i, z in enumerate(self.zero_shot):
-            pair = z.split("-")
-            if len(pair) != 2 or not all(x in self.languages for x in pair) or pair[0] == pair[1]:
-                raise FieldError(f"zero_shot[{i}]", f"{z!r} is not a direction xx-yy between data.languages")
-        names = [s.name for s in self.sources]
-        if len(set(names)) != len(names):
-            raise FieldError("sources", "corpus names must be unique")
-        grouped: list[str] = []
-        for name, members in self.groups.items():
-            for j, code in enumerate(members):
-                if code not in self.languages:
-                    raise FieldError(f"groups.{name}[{j}]", f"{code!r} is not in data.languages")
-            grouped += members
-        if len(set(grouped)) != len(grouped):
-            raise FieldError("groups", "a language belongs to one group only")
-        if "en-centric+groups" in (self.train_directions, self.eval_directions) and not self.groups:
-            raise FieldError("groups", "en-centric+groups needs the language groups (data.groups)")
-
-    def directions(self, which: DirectionSet) -> tuple[tuple[str, str], ...]:
-        """Ordered (src, tgt) pairs of a direction set."""
-        others = [lang for lang in self.languages if lang != self.pivot]
-        if which == "none":
-            return ()
-        if which == "all":
-            return tuple(itertools.permutations(self.languages, 2))
-        out: list[tuple[str, str]] = []
-        if which in ("en-centric", "en-xx", "en-centric+groups"):
-            out += [(self.pivot, x) for x in others]
-        if which in ("en-centric", "xx-en", "en-centric+groups"):
-            out += [(x, self.pivot) for x in others]
-        if which == "en-centric+groups":
-            within = {(a, b) for members in self.groups.values() for a, b in itertools.permutations(members, 2)}
-            out += [d for d in itertools.permutations(self.languages, 2) if d in within and self.pivot not in d]
-        return tuple(out)
-
-    @property
-    def train_pairs(self) -> tuple[tuple[str, str], ...]:
-        return self.directions(self.train_directions)
-
-    @property
-    def test_sets(self) -> dict[str, tuple[tuple[str, str], ...]]:
-        """Every test set and its directions: ``test`` (the released test split, :attr:`eval_pairs`) and
-        ``test.{corpus}`` for each source with ``heldout`` pairs (the training directions)."""
-        held = {f"test.{s.name}": self.train_pairs for s in self.sources if s.heldout}
-        return {"test": self.eval_pairs, **held} if self.eval_pairs else held
-
-    @property
-    def eval_pairs(self) -> tuple[tuple[str, str], ...]:
-        skip = set(self.no_eval)
-        pairs = [d for d in self.directions(self.eval_directions) if not skip.intersection(d)]
-        extra = [tuple(z.split("-")) for z in self.zero_shot]
-        return tuple(dict.fromkeys(pairs + [d for d in extra if len(d) == 2]))  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True, kw_only=True)
-class DownloadConfig:
-    retries: Count = 3
-    """Attempts per file before giving up (with exponential back-off)."""
-    timeout: Positive = 60.0
-    """Seconds without data before an attempt is abandoned."""
-    cache_dir: str = "work/downloads"
-    """Where archives are kept between runs (undeclared, resumable)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class PrepareConfig:
-    normalization: Literal["NFKC", "NFC", "none"] = "NFKC"
-    dedup: bool = True
-    """Drop repeated (source, target) pairs of one training corpus."""
-    min_chars: Count = 1
-    max_words: Count = 250
-    """Whitespace tokens per side (characters/4 for scripts written without spaces)."""
-    max_chars: Count = 2000
-    """Characters per side: a line without spaces is one word, so ``max_words`` alone keeps a 1 MB line."""
-    invalid_utf8: Literal["error", "replace"] = "error"
-    """``error``: stop at the first invalid byte naming file and line; ``replace``: U+FFFD, counted."""
-
-    def __post_init__(self) -> None:
-        if self.max_chars < self.min_chars:
-            raise FieldError("max_chars", f"{self.max_chars} is below min_chars {self.min_chars}: nothing would pass")
-
-
-@dataclass(frozen=True, kw_only=True)
-class PerSourceSampling:
-    """Down-sampling of a noisy source inside each direction (LSL paper, App. B)."""
-
-    downsample: tuple[str, ...] = ()
-    """Corpus names to down-sample (LSL: ``ccmatrix``)."""
-    temperature: Positive = 5.0
-    max_factor: Annotated[float, Range(ge=1)] = 10.0
-    """Never keep fewer than 1/max_factor of a corpus."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class SampleConfig:
-    temperature: Positive = 1.0
-    """p_l ∝ n_l^(1/T) over training directions (T=2 IWSLT'14, T=5 OPUS-100)."""
-    size: Annotated[int, Range(ge=1, le=MAX_EPOCH_PAIRS)] | None = None
-    """Sentence pairs in the sampled epoch, at most :data:`MAX_EPOCH_PAIRS`; ``None``: the corpus size, sum_l n_l."""
-    seed: Seed = 1
-    per_source: PerSourceSampling = field(default_factory=PerSourceSampling)
-    redraw: Literal["epoch", "once"] = "epoch"
-    """``epoch``: the stage writes every training line once and the trainer draws each epoch's m_l lines of every
-    direction (and corpus) anew, seeded by (seed, epoch): fairseq's temperature sampling re-draws every epoch, so
-    a down-sampled corpus is eventually seen whole. ``once``: the stage writes one drawn epoch, reused."""
-    max_piece_ratio: Annotated[float, Range(ge=1)] | None = None
-    """Leave out a training pair whose SentencePiece piece counts (tags aside) differ by more than this factor, or
-    with an empty side (``lsnmt/data/clean.py``): M2M-100's ``clean-corpus-n.perl --ratio 3`` after SentencePiece,
-    which LSL's preprocessing runs. ``None``: no ratio filter (LMS-FD, CLM describe none). Pieces, not characters,
-    so that Chinese and Japanese (a word in a character) keep their pairs; the stage reads ``data/{exp}/spm``."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class SpmConfig:
-    vocab_size: Annotated[int, Range(ge=1, le=MAX_VOCAB)] = 8000
-    """Pieces, the 4 special ones and every user-defined symbol included (the ``spm`` stage says when the
-    corpus cannot fill them)."""
-    model_type: Literal["unigram", "bpe"] = "unigram"
-    character_coverage: Annotated[float, Range(gt=0, le=1)] = 1.0
-    sentences_per_language: Count = 1_000_000
-    """Balanced sample: at most this many sentences of each language feed the trainer."""
-    user_symbols: tuple[str, ...] = ()
-    """Extra user-defined symbols; language tags and corpus tags are added automatically."""
-    seed: Seed = 1
-    threads: Count = 2
-
-
-@dataclass(frozen=True, kw_only=True)
-class EncodeConfig:
-    workers: Count = 2
-    """Processes that encode directions in parallel."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -392,8 +153,7 @@ class DecodeConfig:
 class EvaluateConfig:
     """Scoring of the translations (``evaluate`` stage): sacreBLEU metrics and the papers' analyses."""
 
-    metrics: tuple[Literal["bleu", "spbleu-flores101", "spbleu-flores200", "chrf", "comet"], ...] = (
-        "bleu", "chrf")
+    metrics: tuple[Metric, ...] = DEFAULT_METRICS
     """Scores per direction; every number is stored with its sacreBLEU signature."""
     bleu_tokenize: dict[str, str] = field(default_factory=dict)
     """BLEU tokenizer per target language where 13a is wrong: ``{zh: zh, ja: ja-mecab, ko: ko-mecab}``."""
@@ -496,7 +256,7 @@ class ClaimConfig:
     """``torch.set_num_threads`` while the stage runs (tiny models: more threads mostly wait)."""
 
     def __post_init__(self) -> None:
-        _check_langs("languages", self.languages)
+        check_langs("languages", self.languages)
         if len(set(self.languages)) != len(self.languages) or len(self.languages) < 2:
             raise FieldError("languages", f"at least two distinct languages, got {list(self.languages)}")
         for key in ("reverse", "scramble"):
@@ -526,17 +286,11 @@ class ClaimConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Experiment:
-    """One named experiment: its data and the settings of every stage."""
+class Experiment(LMDataExperiment):
+    """One named experiment: its data (:class:`~lsnmt.data.config.DataExperiment`, what the data stages read), its
+    ``xelm`` section (:class:`~lsnmt.xelm.config.LMDataExperiment`, with the data what ``lm_data`` reads) and the
+    settings of every other stage."""
 
-    name: str = ""
-    description: str = ""
-    data: DataConfig
-    download: DownloadConfig = field(default_factory=DownloadConfig)
-    prepare: PrepareConfig = field(default_factory=PrepareConfig)
-    sample: SampleConfig = field(default_factory=SampleConfig)
-    spm: SpmConfig = field(default_factory=SpmConfig)
-    encode: EncodeConfig = field(default_factory=EncodeConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     decode: DecodeConfig = field(default_factory=DecodeConfig)
@@ -545,17 +299,12 @@ class Experiment:
     """Language-specific methods of this experiment: ``{name: {kind: <models.config.kinds.KINDS key>, ...its
     settings}}``, checked by ``Params.load`` and built by ``lsnmt.methods.resolve``; a name listed in the
     top-level ``methods`` is ``naive`` or a key here."""
-    task_cfg: dict[SafeName, TaskConfig] = field(default_factory=dict)
-    """NER / QA fine-tuning tasks on XLM-R (LMS-FD Sec. 5.3-5.4; ``lsnmt/tasks/config.py``), run by the
-    ``task_*`` stages for the names in ``tasks``."""
     task_method_cfg: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
     """Methods of the tasks, like ``method_cfg`` (kinds ``lms`` and ``lms_fd``, inserted into XLM-R's FFNs);
     a name in ``task_methods`` is ``naive`` or a key here."""
     search: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
     """Architecture searches the ``search`` stage runs (LSL Sec. 3.2): ``{name: {…models.ls.lsl.LSLSearchConfig
     settings}}``; an LSL method with ``architecture: <name>`` trains the architecture that search selects."""
-    xelm: XelmConfig | None = None
-    """Cross-lingual expert LMs (x-elm, ``lsnmt/xelm/``); ``None``: the experiment runs no x-elm stage."""
     claim: ClaimConfig | None = None
     """The small-scale claim (``claim`` stage); ``None``: the stage writes "not configured"."""
     methods: tuple[SafeName, ...] | None = None
@@ -577,15 +326,9 @@ class Experiment:
         return min(self.model.max_positions, self.train.max_target_positions)
 
     def __post_init__(self) -> None:
-        if self.xelm is not None:
-            self.xelm.check(self.data.languages)
+        super().__post_init__()
         self._check_corpus_names()
         self._check_comparisons()
-        symbols = 2 * len(self.data.languages) + len({s.tag for s in self.data.sources if s.tag})
-        symbols += len(self.spm.user_symbols)
-        if self.spm.vocab_size < SPM_SPECIALS + symbols + 1:
-            raise FieldError("spm.vocab_size", f"{self.spm.vocab_size} cannot hold the {SPM_SPECIALS} special pieces, "
-                             f"{symbols} language / corpus / user symbols and at least one piece of text")
 
     def _check_comparisons(self) -> None:
         """``evaluate.comparisons`` name ``naive``, methods of ``method_cfg`` or their systems (``<method>_<x>``)."""
@@ -597,17 +340,14 @@ class Experiment:
                                      f"one of its systems")
 
     def _check_corpus_names(self) -> None:
-        """Corpus names elsewhere name a source (the multi-way ones for the analyses)."""
-        names = [s.name for s in self.data.sources]
+        """The analyses' corpora name multi-way sources (``sample.per_source.downsample``: :class:`DataExperiment`)."""
         multiway = [s.name for s in self.data.sources if "multiway" in s.splits]
-        for key, listed, known in (("sample.per_source.downsample", self.sample.per_source.downsample, names),
-                                   ("evaluate.similarity_sets", self.evaluate.similarity_sets, multiway),
-                                   ("evaluate.tsne_sets", self.evaluate.tsne_sets, multiway)):
+        for key, listed in (("evaluate.similarity_sets", self.evaluate.similarity_sets),
+                            ("evaluate.tsne_sets", self.evaluate.tsne_sets)):
             for i, name in enumerate(listed):
-                if name not in known:
-                    raise FieldError(f"{key}[{i}]", f"{name!r} is not a source of data.sources"
-                                     f"{' with a multiway split' if known is multiway else ''} "
-                                     f"(known: {', '.join(known) or 'none'})")
+                if name not in multiway:
+                    raise FieldError(f"{key}[{i}]", f"{name!r} is not a source of data.sources with a multiway "
+                                     f"split (known: {', '.join(multiway) or 'none'})")
 
 
 OWN_LISTS = ("methods", "tasks", "task_methods")

@@ -7,15 +7,13 @@ Trains naive and every method of ``experiments.<exp>.claim`` on the synthetic ta
 experiment without a ``claim`` section gets a summary saying "not configured".
 """
 
-from pathlib import Path
-
+from lsnmt import paths as P
 from lsnmt.claim.stage import run_claim
 from lsnmt.runner.stage import run
 
 
 def main(argv: list[str] | None = None) -> None:
-    run("claim", lambda exp: run_claim(exp, Path("results") / exp.name / "claim", Path("work") / exp.name / "claim"),
-        argv)
+    run("claim", lambda exp: run_claim(exp, P.at(P.CLAIM, exp.name), P.at(P.CLAIM_WORK, exp.name)), argv)
 
 
 if __name__ == "__main__":

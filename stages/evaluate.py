@@ -9,22 +9,20 @@ declares as metrics, one file per test set and system: ``results/{exp}/metrics/e
 (lsnmt.eval.metrics).
 """
 
-from pathlib import Path
-
 import torch
 
-from lsnmt.data import layout
+from lsnmt import paths as P
 from lsnmt.eval.evaluate import evaluate
-from lsnmt.eval.metrics import metrics_dir, mt_rows, write_rows
+from lsnmt.eval.metrics import mt_rows, write_rows
 from lsnmt.runner.stage import run_all_methods
 
 
 def _evaluate(exp, methods: tuple[str, ...]) -> None:
     torch.set_num_threads(exp.evaluate.cpu_threads)  # whatever the core count (EvaluateConfig.cpu_threads)
-    results = Path("results") / exp.name
-    summary = evaluate(exp, methods, results, layout.prepared_dir(exp.name), layout.spm_dir(exp.name),
-                       layout.bin_dir(exp.name), results / "evaluate")
-    write_rows(metrics_dir(exp.name, "evaluate"), mt_rows(summary))
+    name = exp.name
+    summary = evaluate(exp, methods, P.at(P.EXPERIMENT_RESULTS, name), P.at(P.PREPARED, name), P.at(P.SPM, name),
+                       P.at(P.BIN, name), P.at(P.EVALUATE, name))
+    write_rows(P.at(P.METRICS, name, stage="evaluate"), mt_rows(summary))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -15,12 +15,13 @@ import argparse
 import csv
 import logging
 
+from lsnmt import paths as P
 from lsnmt.config import Params
 from lsnmt.io import atomic_write
 from lsnmt.report.paper_counts import COLUMNS, format_table, param_table
 from lsnmt.runner.stage import guarded, setup_logging
 
-OUT = "reports/params.csv"
+OUT = P.PARAMS_CSV
 
 log = logging.getLogger("stages.params")
 

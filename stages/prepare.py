@@ -1,12 +1,16 @@
 """Stage ``prepare``: normalise, filter, deduplicate and tag the raw corpora (lsnmt.data.prepare)."""
 
-from lsnmt.data import layout
+from lsnmt import paths as P
+from lsnmt.data.config import DataExperiment
 from lsnmt.data.prepare import prepare
-from lsnmt.runner.stage import run
+from lsnmt.data.stage import run_data
 
 
 def main(argv: list[str] | None = None) -> None:
-    run("prepare", lambda exp: prepare(exp, layout.raw_dir(exp.name), layout.prepared_dir(exp.name)), argv)
+    def one(exp: DataExperiment) -> dict:
+        return prepare(exp, P.at(P.RAW, exp.name), P.at(P.PREPARED, exp.name))
+
+    run_data("prepare", one, DataExperiment, argv)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ input; a paper-scale run added later is picked up by re-running this stage), and
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
+from lsnmt import paths as P
 from lsnmt.config import Params
 from lsnmt.report.build import report
 from lsnmt.report.runs import Results
@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> None:
     params = dataclasses.replace(Params.load(args.params), experiment=exp.name)
     guarded(
         "report",
-        lambda: report(Results(params, Path("results"), Path("reports/params.csv")), Path("reports")),
+        lambda: report(Results(params, P.at(P.RESULTS), P.at(P.PARAMS_CSV)), P.at(P.REPORTS)),
         (exp.name, None),
     )
 

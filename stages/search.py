@@ -7,18 +7,16 @@ go to ``results/{exp}/search`` (only ``index.json`` when ``experiments.<exp>.sea
 train job declares as an input (LSL-NAS methods read their layout there).
 """
 
-from pathlib import Path
-
 import torch
 
-from lsnmt.data import layout
+from lsnmt import paths as P
 from lsnmt.runner.stage import run
 from lsnmt.train.search import run_search
 
 
 def _search(exp) -> None:
     torch.set_num_threads(exp.train.cpu_threads)  # same weights whatever the core count (TrainConfig.cpu_threads)
-    run_search(exp, layout.bin_dir(exp.name), Path("results") / exp.name / "search", Path("work") / exp.name / "search")
+    run_search(exp, P.at(P.BIN, exp.name), P.at(P.SEARCH, exp.name), P.at(P.SEARCH_WORK, exp.name))
 
 
 def main(argv: list[str] | None = None) -> None:

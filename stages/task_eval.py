@@ -6,18 +6,16 @@ Writes ``results/{exp}/task_eval/summary.{json,md}`` and the headline numbers DV
 ``results/{exp}/metrics/task_eval/{task}/{system}.json`` (lsnmt.eval.metrics).
 """
 
-from pathlib import Path
-
-from lsnmt.data import layout
-from lsnmt.eval.metrics import metrics_dir, task_rows, write_rows
+from lsnmt import paths as P
+from lsnmt.eval.metrics import task_rows, write_rows
 from lsnmt.runner.stage import run_tasks
 from lsnmt.tasks.evaluate import evaluate
 
 
 def _eval(exp, tasks, _methods) -> None:
-    results = Path("results") / exp.name
-    summary = evaluate(tasks, layout.tasks_dir(exp.name), results / "tasks", results / "task_eval")
-    write_rows(metrics_dir(exp.name, "task_eval"), task_rows(summary))
+    name = exp.name
+    summary = evaluate(tasks, P.at(P.TASK_DATA, name), P.at(P.TASKS, name), P.at(P.TASK_EVAL, name))
+    write_rows(P.at(P.METRICS, name, stage="task_eval"), task_rows(summary))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -3,14 +3,14 @@
     python -m stages.task_prep --experiment default --log logs/default/task_prep.log
 """
 
-from lsnmt.data import layout
+from lsnmt import paths as P
 from lsnmt.runner.stage import run_tasks
 from lsnmt.tasks.prep import prep
 
 
 def main(argv: list[str] | None = None) -> None:
-    run_tasks("task_prep", lambda exp, tasks, _methods: prep(exp, tasks, layout.raw_dir(exp.name),
-                                                             layout.tasks_dir(exp.name)), argv)
+    run_tasks("task_prep", lambda exp, tasks, _methods: prep(exp, tasks, P.at(P.RAW, exp.name),
+                                                             P.at(P.TASK_DATA, exp.name)), argv)
 
 
 if __name__ == "__main__":

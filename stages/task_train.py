@@ -4,17 +4,15 @@
     python -m stages.task_train --experiment default --log logs/default/task_train.log
 """
 
-from pathlib import Path
-
-from lsnmt.data import layout
+from lsnmt import paths as P
 from lsnmt.runner.stage import run_tasks
 
 
 def _train(exp, tasks, methods) -> None:
     from lsnmt.tasks.train import train_tasks  # torch + transformers: imported once the arguments are checked
 
-    train_tasks(exp, tasks, methods, layout.tasks_dir(exp.name), Path("results") / exp.name / "tasks",
-                Path("work") / exp.name / "tasks")
+    name = exp.name
+    train_tasks(exp, tasks, methods, P.at(P.TASK_DATA, name), P.at(P.TASKS, name), P.at(P.TASKS_WORK, name))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -13,11 +13,10 @@ the end of a SLURM time limit) saves a checkpoint and exits with 128 + the signa
 """
 
 import sys
-from pathlib import Path
 
 import torch
 
-from lsnmt.data import layout
+from lsnmt import paths as P
 from lsnmt.runner import launch
 from lsnmt.runner.stage import run_method
 from lsnmt.train.method import train_method
@@ -26,8 +25,9 @@ from lsnmt.train.method import train_method
 def _train(exp, method: str, argv: list[str]) -> None:
     launch.relaunch(exp.train, argv, "stages.train", "train")
     torch.set_num_threads(exp.train.cpu_threads)  # same weights whatever the core count (TrainConfig.cpu_threads)
-    train_method(exp, method, layout.bin_dir(exp.name), Path("results") / exp.name / "train" / method,
-                 Path("work") / exp.name / "ckpt" / method)  # stop signals: lsnmt.runner.stage.guarded
+    name = exp.name
+    train_method(exp, method, P.at(P.BIN, name), P.at(P.TRAIN, name, method=method),
+                 P.at(P.CKPT, name, method=method))  # stop signals: lsnmt.runner.stage.guarded
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -5,20 +5,18 @@ a test set other than ``test`` goes into a subfolder of its name (``…/{method}
     python -m stages.translate --experiment default --method naive --log logs/default/translate/naive.log
 """
 
-from pathlib import Path
-
 import torch
 
-from lsnmt.data import layout
+from lsnmt import paths as P
 from lsnmt.decode.translate import translate_method
 from lsnmt.runner.stage import run_method
 
 
 def _translate(exp, method: str) -> None:
     torch.set_num_threads(exp.decode.cpu_threads)  # whatever the core count (DecodeConfig.cpu_threads)
-    results = Path("results") / exp.name
-    translate_method(exp, method, results / "train" / method / "model.pt", layout.spm_dir(exp.name),
-                     layout.bin_dir(exp.name), results / "translate" / method)
+    name = exp.name
+    translate_method(exp, method, P.at(P.MODEL, name, method=method), P.at(P.SPM, name), P.at(P.BIN, name),
+                     P.at(P.TRANSLATE, name, method=method))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -176,9 +176,11 @@ def test_merge_keys_may_be_overridden(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("stage", "mutate", "expected"), [
     ("download", _rename_experiment("../../x"), "experiment: '../../x' is not a valid name"),
-    ("download", _set("train", lr=-0.001), "experiments.tiny.train.lr: must be > 0, got -0.001"),
+    ("search", _set("train", lr=-0.001), "experiments.tiny.train.lr: must be > 0, got -0.001"),
     ("translate", _set("decode", beam=0), "experiments.tiny.decode.beam: must be >= 1, got 0"),
-], ids=["traversal-name", "negative-lr", "zero-beam"])
+    ("prepare", _set("prepare", max_words=0), "experiments.tiny.prepare.max_words: must be >= 1, got 0"),
+    ("download", _set("evaluate", metrics=["bleu", "spbleu"]), "experiments.tiny.evaluate.metrics[1]: 'spbleu' is not"),
+], ids=["traversal-name", "negative-lr", "zero-beam", "data-stage-own-section", "download-metrics"])
 def test_stage_stops_at_load(tmp_path: Path, stage: str, mutate: Mutate, expected: str) -> None:
     """The stage exits 2 with one error line, before writing anything (run in an empty directory)."""
     work = tmp_path / "work" / "a" / "b"

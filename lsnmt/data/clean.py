@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import sentencepiece as spm
 
-from lsnmt.config import Experiment
+from lsnmt.data.config import DataExperiment
 from lsnmt.data.encode import split_tags
 from lsnmt.io import DataError, iter_lines
 
@@ -76,7 +76,7 @@ def keep_mask(sp: spm.SentencePieceProcessor, symbols: dict[str, int], src: Path
     return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
 
 
-def ratio_masks(exp: Experiment, prepared: Path, spm_dir: Path) -> dict[tuple[str, str], np.ndarray]:
+def ratio_masks(exp: DataExperiment, prepared: Path, spm_dir: Path) -> dict[tuple[str, str], np.ndarray]:
     """``{(direction, corpus): kept lines}`` of every training corpus of ``prepared/train`` under
     ``sample.max_piece_ratio`` (empty without it). A pair and its mirrored direction hold the same pairs in the
     same order (``prepare`` writes both), so each is read once."""

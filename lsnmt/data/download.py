@@ -19,8 +19,9 @@ for archives without a published checksum this is the record of what was used)
 and ``source_check`` (``sha256``/``md5``: verified against a published value,
 ``none``: not verifiable). A file fed by several archives lists them space-separated.
 
-Last, the FLORES sentencepiece models that spBLEU in ``evaluate.metrics`` needs go to sacreBLEU's cache
-(:mod:`lsnmt.data.spbleu`), so that the ``evaluate`` stage never downloads.
+Last, the stage (``stages/download.py``) puts the FLORES sentencepiece models that spBLEU in ``evaluate.metrics``
+needs into sacreBLEU's cache (:func:`lsnmt.data.spbleu.fetch_models`), so that the ``evaluate`` stage never
+downloads.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ import logging
 from collections.abc import Collection
 from pathlib import Path
 
-from lsnmt.config import DataConfig, Experiment
-from lsnmt.data import layout, spbleu
+from lsnmt.data import layout
+from lsnmt.data.config import DataConfig, DataExperiment
 from lsnmt.data.sources import SOURCES, Origin, materialize, materialize_task
 from lsnmt.io import DataError, atomic_dir, atomic_write, check_parallel, count_lines
 
@@ -40,7 +41,7 @@ log = logging.getLogger(__name__)
 MANIFEST_COLUMNS = ("path", "lines", "bytes", "sha256", "corpus", "source", "source_sha256", "source_check")
 
 
-def download(exp: Experiment, raw_root: Path) -> None:
+def download(exp: DataExperiment, raw_root: Path) -> None:
     """Materialize every source of ``exp.data`` into ``raw_root`` atomically, check it, write MANIFEST.tsv."""
     cache_dir = Path(exp.download.cache_dir)
     monolingual = {s.name for s in exp.data.sources if s.kind in SOURCES and SOURCES[s.kind].monolingual}
@@ -56,7 +57,6 @@ def download(exp: Experiment, raw_root: Path) -> None:
         check_alignment(tmp, monolingual=monolingual)
         rows = write_manifest(tmp, origins)
     log.info("raw data of %s: %d files in %s", exp.name or "experiment", rows, raw_root)
-    spbleu.fetch_models(exp.evaluate.metrics, exp.download)  # sacreBLEU's FLORES model, where it looks for it
 
 
 def _corpora(root: Path, split: str, exclude: Collection[str]) -> list[str]:

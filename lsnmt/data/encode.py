@@ -16,7 +16,7 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from lsnmt.config import Experiment
+from lsnmt.data.config import DataExperiment
 from lsnmt.data.shards import ShardWriter
 from lsnmt.io import atomic_dir, iter_lines, write_json
 from lsnmt.runner.progress import progress
@@ -62,7 +62,7 @@ def encode_file(job: tuple[str, str, str, dict[str, int]]) -> tuple[str, int, in
     return prefix, len(writer), writer.tokens
 
 
-def jobs(exp: Experiment, sampled: Path, prepared: Path, out: Path) -> list[tuple[Path, Path]]:
+def jobs(exp: DataExperiment, sampled: Path, prepared: Path, out: Path) -> list[tuple[Path, Path]]:
     """(text file, shard prefix) for every file the stage encodes."""
     todo = []
     for s, t in exp.data.train_pairs:
@@ -78,7 +78,7 @@ def jobs(exp: Experiment, sampled: Path, prepared: Path, out: Path) -> list[tupl
     return todo
 
 
-def encode(exp: Experiment, spm_dir: Path, sampled: Path, prepared: Path, out: Path) -> dict:
+def encode(exp: DataExperiment, spm_dir: Path, sampled: Path, prepared: Path, out: Path) -> dict:
     """Encode everything into ``out`` atomically, ``exp.encode.workers`` files at a time."""
     model = spm_dir / "spm.model"
     sp = spm.SentencePieceProcessor(model_file=str(model))

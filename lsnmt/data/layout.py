@@ -1,4 +1,5 @@
-"""Where each stage reads and writes, for one experiment ``exp``.
+"""The files inside the data stages' folders and the translate / evaluate folders; the folders themselves, for one
+experiment ``exp``, are :mod:`lsnmt.paths`' (declared by the stage table, resolved by the stages).
 
 Data moves one way::
 
@@ -48,40 +49,12 @@ def test_set_subdir(test_set: str) -> str:
     return "" if test_set == PRIMARY_TEST else test_set
 
 
-def data_dir(exp: str) -> Path:
-    return Path("data") / exp
-
-
-def raw_dir(exp: str) -> Path:
-    return data_dir(exp) / "raw"
-
-
-def prepared_dir(exp: str) -> Path:
-    return data_dir(exp) / "prepared"
-
-
-def sampled_dir(exp: str) -> Path:
-    return data_dir(exp) / "sampled"
-
-
-def spm_dir(exp: str) -> Path:
-    return data_dir(exp) / "spm"
-
-
-def bin_dir(exp: str) -> Path:
-    return data_dir(exp) / "bin"
-
-
 TASKS = "tasks"
-"""Folder of the task datasets inside ``raw`` (skipped by the translation checks) and of their features."""
+"""Folder of the task datasets inside ``raw`` (skipped by the translation checks)."""
 
 
 def raw_task_dir(raw_root: Path, task: str) -> Path:
     return raw_root / TASKS / task
-
-
-def tasks_dir(exp: str) -> Path:
-    return data_dir(exp) / TASKS
 
 
 def bitext(root: Path, split: str, corpus: str, a: str, b: str) -> tuple[Path, Path]:

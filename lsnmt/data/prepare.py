@@ -43,8 +43,8 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
-from lsnmt.config import Experiment, PrepareConfig, SourceConfig
 from lsnmt.data import layout
+from lsnmt.data.config import DataExperiment, PrepareConfig, SourceConfig
 from lsnmt.data.heldout import split_off
 from lsnmt.data.tags import add_tags, tag_tokens
 from lsnmt.io import DataError, atomic_dir, check_parallel, iter_lines, write_json
@@ -100,7 +100,7 @@ def read_pairs(fa: Path, fb: Path, cfg: PrepareConfig, repaired: list[int], remo
                    read_text(fb, cfg.invalid_utf8, removed, repaired), strict=True)
 
 
-def clean_pair(exp: Experiment, src: SourceConfig, a: str, b: str, files: tuple[Path, Path],
+def clean_pair(exp: DataExperiment, src: SourceConfig, a: str, b: str, files: tuple[Path, Path],
                outs: dict[tuple[str, str], Path], removed: Removed) -> dict:
     """Clean one corpus of the unordered pair a-b into each requested direction; return its counts."""
     cfg, seen = exp.prepare, set()
@@ -151,7 +151,7 @@ def _write_pair(writers: dict, a: str, x: str, y: str, tag: str | None) -> None:
         ft.write(yt + "\n")
 
 
-def heldout_out(exp: Experiment, src: SourceConfig, a: str, b: str, held: list[tuple[str, str]],
+def heldout_out(exp: DataExperiment, src: SourceConfig, a: str, b: str, held: list[tuple[str, str]],
                 outs: dict[tuple[str, str], Path]) -> None:
     """Write the held-out pairs of ``a-b`` as ``test.{corpus}/{s}-{t}.{src,tgt}`` beside ``train/``, for each
     direction (sources tagged as in the test split)."""
@@ -167,7 +167,7 @@ def heldout_out(exp: Experiment, src: SourceConfig, a: str, b: str, held: list[t
                 ft.write(yt + "\n")
 
 
-def prepare_train(exp: Experiment, raw: Path, out: Path, removed: Removed) -> dict:
+def prepare_train(exp: DataExperiment, raw: Path, out: Path, removed: Removed) -> dict:
     report: dict = {}
     read: dict[str, list[str]] = {}
     todo = set(exp.data.train_pairs)
@@ -201,7 +201,7 @@ def _dropped(files: Path, counts: dict) -> str:
     return f"{files}: {counts['input']} pairs, dropped {reasons}"
 
 
-def prepare_eval(exp: Experiment, raw: Path, out: Path, split: str, removed: Removed) -> dict:
+def prepare_eval(exp: DataExperiment, raw: Path, out: Path, split: str, removed: Removed) -> dict:
     """Copy one evaluation split, tagging sources; error if a direction has no data."""
     counts = {}
     for s, t in exp.data.eval_pairs:
@@ -226,7 +226,7 @@ def prepare_eval(exp: Experiment, raw: Path, out: Path, split: str, removed: Rem
     return counts
 
 
-def prepare_multiway(exp: Experiment, raw: Path, out: Path, removed: Removed) -> dict:
+def prepare_multiway(exp: DataExperiment, raw: Path, out: Path, removed: Removed) -> dict:
     counts = {}
     for src in (s for s in exp.data.sources if "multiway" in s.splits):
         lines = {}
@@ -263,7 +263,7 @@ def _mono_train(src: Path, dst: Path, cfg: PrepareConfig, removed: Removed) -> d
     return {"input": n_in, "kept": n_kept, "dropped": dict(sorted(dropped.items())), "utf8_replaced": repaired[0]}
 
 
-def prepare_monolingual(exp: Experiment, raw: Path, out: Path, removed: Removed) -> dict:
+def prepare_monolingual(exp: DataExperiment, raw: Path, out: Path, removed: Removed) -> dict:
     """Documents of the monolingual corpora into ``mono/{split}/{corpus}.{lang}``; return their counts."""
     from lsnmt.data.sources import SOURCES  # lazy: the catalogue imports every source module
 
@@ -289,7 +289,7 @@ def prepare_monolingual(exp: Experiment, raw: Path, out: Path, removed: Removed)
     return counts
 
 
-def prepare(exp: Experiment, raw: Path, out: Path) -> dict:
+def prepare(exp: DataExperiment, raw: Path, out: Path) -> dict:
     """Run the whole stage into ``out`` atomically; return the report (also written to report.json)."""
     removed: Removed = {}
     with atomic_dir(out) as tmp:

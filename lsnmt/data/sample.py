@@ -50,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lsnmt.config import Experiment, PerSourceSampling
+from lsnmt.data.config import DataExperiment, PerSourceSampling
 from lsnmt.io import DataError, atomic_dir, count_lines, write_json
 from lsnmt.runner.progress import progress
 
@@ -143,7 +143,7 @@ Masks = dict[tuple[str, str], np.ndarray]
 """(direction, corpus) -> the lines the piece-ratio cleaning keeps (:func:`lsnmt.data.clean.ratio_masks`)."""
 
 
-def plan(exp: Experiment, prepared: Path, masks: Masks | None = None) -> dict:
+def plan(exp: DataExperiment, prepared: Path, masks: Masks | None = None) -> dict:
     """Sizes, probabilities and sampled counts per direction and corpus (no text is read; ``masks``: the pairs the
     piece-ratio cleaning kept, the sizes after it)."""
     cfg, corpora, masks = exp.sample, {}, masks or {}
@@ -171,7 +171,7 @@ def plan(exp: Experiment, prepared: Path, masks: Masks | None = None) -> dict:
     return out
 
 
-def sample(exp: Experiment, prepared: Path, out: Path, masks: Masks | None = None) -> dict:
+def sample(exp: DataExperiment, prepared: Path, out: Path, masks: Masks | None = None) -> dict:
     """Write ``train/{src}-{tgt}.{src,tgt}`` and ``sampling.json`` atomically: every line once (``redraw:
     epoch``, the trainer draws each epoch) or the one sampled epoch (``redraw: once``); of the pairs ``masks``
     keep, where given (``sample.max_piece_ratio``: :func:`lsnmt.data.clean.ratio_masks`).

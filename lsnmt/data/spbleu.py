@@ -26,7 +26,7 @@ from pathlib import Path
 
 from sacrebleu.tokenizers import tokenizer_spm
 
-from lsnmt.config import DownloadConfig
+from lsnmt.data.config import DownloadConfig
 from lsnmt.data.fetch import fetch
 from lsnmt.io import DataError
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from lsnmt.config import Experiment
+from lsnmt.data.config import DataExperiment
 from lsnmt.data.tags import lang_symbols, strip_tags, tag_tokens
 from lsnmt.io import DataError, atomic_dir, iter_lines, write_json
 
@@ -29,14 +29,14 @@ log = logging.getLogger(__name__)
 BOS, PAD, EOS, UNK = 0, 1, 2, 3
 
 
-def symbols(exp: Experiment) -> list[str]:
+def symbols(exp: DataExperiment) -> list[str]:
     """User-defined symbols: language tags, corpus tags, then ``spm.user_symbols``."""
     corpus_tags = [s.tag for s in exp.data.sources if s.tag]
     out = lang_symbols(exp.data.languages) + corpus_tags + list(exp.spm.user_symbols)
     return list(dict.fromkeys(out))
 
 
-def language_texts(exp: Experiment, prepared: Path) -> dict[str, list[tuple[Path, tuple]]]:
+def language_texts(exp: DataExperiment, prepared: Path) -> dict[str, list[tuple[Path, tuple]]]:
     """For each language, its training files and how to strip tags from their lines.
 
     Both directions of a pair hold the same text, so each (pair, corpus, language)
@@ -86,7 +86,7 @@ def _trainer_error(message: str, vocab_size: int) -> str:
     return f"sentencepiece could not train a {vocab_size}-piece model on this text ({first})"
 
 
-def train_spm(exp: Experiment, prepared: Path, out: Path) -> dict:
+def train_spm(exp: DataExperiment, prepared: Path, out: Path) -> dict:
     """Train the shared model into ``out`` (spm.model, spm.vocab, symbols.json) atomically.
 
     The trainer reads the sample from memory and writes the model to memory, so no

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from lsnmt.config import TagStyle
+from lsnmt.data.config import TagStyle
 
 
 def target_tag(lang: str) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+from lsnmt import paths as P
 from lsnmt.typed import load_yaml
 from lsnmt.xelm.config import DENSE
 
@@ -120,89 +121,87 @@ def _lm(name: str, deps: tuple[str, ...], out: Out | tuple[Out, ...], each: str 
     """An x-elm stage after ``lm_data`` (x-elm Sec. 3-7): one GPU unless ``job`` says otherwise."""
     log = f"logs/{{exp}}/xelm/{name}/{{{each}}}.log" if each else f"logs/{{exp}}/xelm/{name}.log"
     outs = out if isinstance(out, tuple) else (out,)
-    return Stage(name=name, log=log, deps=("data/{exp}/lm", *deps), outs=outs, params=params, jobs=jobs, each=each,
+    return Stage(name=name, log=log, deps=(P.LM, *deps), outs=outs, params=params, jobs=jobs, each=each,
                  needs="xelm", job=job, picks=picks)
 
 
 def _metrics(stage: str) -> Out:
     """The headline metrics folder of an evaluation stage (``lsnmt/eval/metrics.py``: one small JSON per system)."""
-    return Out(f"results/{{exp}}/metrics/{stage}", "metrics")
+    return Out(P.METRICS.replace("{stage}", stage), "metrics")
 
-
-_XELM = "results/{exp}/xelm"
 
 STAGES: tuple[Stage, ...] = (
-    Stage(name="download", log="logs/{exp}/download.log", deps=("embedded",), outs=_outs("data/{exp}/raw"),
+    Stage(name="download", log="logs/{exp}/download.log", deps=(P.EMBEDDED,), outs=_outs(P.RAW),
           params=("data", "download", "task_cfg", "evaluate.metrics"), local=True,
           note="evaluate.metrics: a FLORES-200 spBLEU metric makes download fetch sacreBLEU's SentencePiece model"),
-    Stage(name="prepare", log="logs/{exp}/prepare.log", deps=("data/{exp}/raw",), outs=_outs("data/{exp}/prepared"),
+    Stage(name="prepare", log="logs/{exp}/prepare.log", deps=(P.RAW,), outs=_outs(P.PREPARED),
           params=("data", "prepare")),
-    Stage(name="sample", log="logs/{exp}/sample.log", deps=("data/{exp}/prepared", "data/{exp}/spm"),
-          outs=_outs("data/{exp}/sampled"), params=("data", "sample"),
+    Stage(name="sample", log="logs/{exp}/sample.log", deps=(P.PREPARED, P.SPM),
+          outs=_outs(P.SAMPLED), params=("data", "sample"),
           note="after spm: sample.max_piece_ratio counts SentencePiece pieces (lsnmt/data/clean.py)"),
-    Stage(name="spm", log="logs/{exp}/spm.log", deps=("data/{exp}/prepared",), outs=_outs("data/{exp}/spm"),
+    Stage(name="spm", log="logs/{exp}/spm.log", deps=(P.PREPARED,), outs=_outs(P.SPM),
           params=("data", "spm"), threads=("spm.threads", 2)),
     Stage(name="encode", log="logs/{exp}/encode.log",
-          deps=("data/{exp}/spm", "data/{exp}/sampled", "data/{exp}/prepared"), outs=_outs("data/{exp}/bin"),
+          deps=(P.SPM, P.SAMPLED, P.PREPARED), outs=_outs(P.BIN),
           params=("data", "encode"), threads=("encode.workers", 2)),
-    Stage(name="search", log="logs/{exp}/search.log", deps=("data/{exp}/bin",), outs=_outs("results/{exp}/search"),
+    Stage(name="search", log="logs/{exp}/search.log", deps=(P.BIN,), outs=_outs(P.SEARCH),
           params=("data", "model", "train", "search"), needs="search", threads=("train.cpu_threads", 2), job="gpu"),
     Stage(name="train", log="logs/{exp}/train/{method}.log", each="method",
-          deps=("data/{exp}/bin", "results/{exp}/search"),
-          outs=(Out("results/{exp}/train/{method}/model.pt"),
-                Out("results/{exp}/train/{method}/curve.tsv", "plots", xy=("step", "loss"))),
+          deps=(P.BIN, P.SEARCH),
+          outs=(Out(P.MODEL),
+                Out(P.CURVE, "plots", xy=("step", "loss"))),
           params=("data", "model", "train", "method_cfg.{method}"), needs="translation",
           threads=("train.cpu_threads", 2), job="train"),
     Stage(name="translate", log="logs/{exp}/translate/{method}.log", each="method",
-          deps=("results/{exp}/train/{method}/model.pt", "data/{exp}/spm", "data/{exp}/bin"),
-          outs=_outs("results/{exp}/translate/{method}"), params=("data", "model", "decode", "method_cfg.{method}"),
+          deps=(P.MODEL, P.SPM, P.BIN),
+          outs=_outs(P.TRANSLATE), params=("data", "model", "decode", "method_cfg.{method}"),
           note="every system of the method (lsnmt/methods/__init__.py): FD / LMS+FD's other route in "
                "translate/<method>/<route>, a CLM top-w sweep point (sweep_top_w, CLM Figure 4) in "
                "translate/<method>/w<w>",
           needs="translation", threads=("decode.cpu_threads", 2), job="gpu"),
     Stage(name="evaluate", log="logs/{exp}/evaluate.log",
-          deps=("results/{exp}/translate", "results/{exp}/train", "data/{exp}/prepared", "data/{exp}/spm",
-                "data/{exp}/bin"),
-          outs=(Out("results/{exp}/evaluate", cache=False), _metrics("evaluate")),
+          deps=(P.TRANSLATED, P.TRAINED, P.PREPARED, P.SPM,
+                P.BIN),
+          outs=(Out(P.EVALUATE, cache=False), _metrics("evaluate")),
           params=("data", "decode", "evaluate", "method_cfg"), jobs=("methods",), needs="translation",
           threads=("evaluate.cpu_threads", 2)),
-    Stage(name="task_prep", log="logs/{exp}/task_prep.log", deps=("data/{exp}/raw",), outs=_outs("data/{exp}/tasks"),
+    Stage(name="task_prep", log="logs/{exp}/task_prep.log", deps=(P.RAW,), outs=_outs(P.TASK_DATA),
           params=("task_cfg",), jobs=("tasks",), needs="tasks"),
-    Stage(name="task_train", log="logs/{exp}/task_train.log", deps=("data/{exp}/tasks",),
-          outs=_outs("results/{exp}/tasks"), params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods"),
+    Stage(name="task_train", log="logs/{exp}/task_train.log", deps=(P.TASK_DATA,),
+          outs=_outs(P.TASKS), params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods"),
           needs="tasks", threads=2, job="gpu"),
-    Stage(name="task_eval", log="logs/{exp}/task_eval.log", deps=("results/{exp}/tasks", "data/{exp}/tasks"),
-          outs=(Out("results/{exp}/task_eval", cache=False), _metrics("task_eval")),
+    Stage(name="task_eval", log="logs/{exp}/task_eval.log", deps=(P.TASKS, P.TASK_DATA),
+          outs=(Out(P.TASK_EVAL, cache=False), _metrics("task_eval")),
           params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods"), needs="tasks", local=True),
-    Stage(name="params", log="logs/params.log", per_experiment=False, deps=("reports/paper",),
-          outs=(Out("reports/params.csv", cache=False),),
+    Stage(name="params", log="logs/params.log", per_experiment=False, deps=(P.PAPER,),
+          outs=(Out(P.PARAMS_CSV, cache=False),),
           linked=("data", "spm", "model", "method_cfg", "task_cfg", "task_method_cfg"),
           note="the papers' #params columns, counted from the experiments reports/paper/counts.yaml links",
           local=True),
-    Stage(name="claim", log="logs/{exp}/claim.log", outs=_outs("results/{exp}/claim"), params=("claim",),
+    Stage(name="claim", log="logs/{exp}/claim.log", outs=_outs(P.CLAIM), params=("claim",),
           note="ours only: the papers' central claim at small scale (lsnmt/claim/); without a `claim` section: "
                "\"not configured\"",
           needs="claim", threads=("claim.cpu_threads", 1)),
-    Stage(name="lm_data", log="logs/{exp}/xelm/lm_data.log", deps=("data/{exp}/prepared", "data/{exp}/spm"),
-          outs=_outs("data/{exp}/lm"), params=("data", "spm", "xelm"),
+    Stage(name="lm_data", log="logs/{exp}/xelm/lm_data.log", deps=(P.PREPARED, P.SPM),
+          outs=_outs(P.LM), params=("data", "spm", "xelm"),
           note="x-elm (lsnmt/xelm/); an experiment without an `xelm` section gets status.json \"not configured\" "
                "in each folder",
           needs="xelm"),
-    _lm("cluster", (), Out(f"{_XELM}/cluster"), job="cpu"),
-    _lm("lm_seed", (), Out(f"{_XELM}/seed"), job="lm_train"),
-    _lm("lm_expert", (f"{_XELM}/cluster", f"{_XELM}/seed"), Out(f"{_XELM}/experts/{{expert}}"), each="expert",
+    _lm("cluster", (), Out(P.CLUSTER), job="cpu"),
+    _lm("lm_seed", (), Out(P.SEED), job="lm_train"),
+    _lm("lm_expert", (P.CLUSTER, P.SEED), Out(P.EXPERT), each="expert",
         jobs=("xelm_experts",), job="lm_train"),
-    _lm("lm_hmr", (f"{_XELM}/cluster", f"{_XELM}/experts"), Out(f"{_XELM}/hmr/{{target}}"), each="target",
-        jobs=("xelm_targets",), picks=((f"{_XELM}/experts", main_typology_expert),), job="lm_train"),
-    _lm("lm_lapt", (f"{_XELM}/cluster", f"{_XELM}/experts"), Out(f"{_XELM}/lapt"),
-        picks=((f"{_XELM}/experts", dense_expert),), job="lm_train"),
-    _lm("lm_eval", (f"{_XELM}/cluster", f"{_XELM}/seed", f"{_XELM}/experts", f"{_XELM}/hmr", f"{_XELM}/lapt"),
-        (Out(f"{_XELM}/eval", cache=False), _metrics("lm_eval")), jobs=("xelm_experts", "xelm_targets")),
-    _lm("lm_icl", (f"{_XELM}/cluster", f"{_XELM}/seed", f"{_XELM}/experts"),
-        (Out(f"{_XELM}/icl", cache=False), _metrics("lm_icl")), jobs=("xelm_experts",), params=("download", "xelm")),
+    _lm("lm_hmr", (P.CLUSTER, P.EXPERTS), Out(P.HMR), each="target",
+        jobs=("xelm_targets",), picks=((P.EXPERTS, main_typology_expert),), job="lm_train"),
+    _lm("lm_lapt", (P.CLUSTER, P.EXPERTS), Out(P.LAPT),
+        picks=((P.EXPERTS, dense_expert),), job="lm_train"),
+    _lm("lm_eval", (P.CLUSTER, P.SEED, P.EXPERTS, P.HMRS, P.LAPT),
+        (Out(P.LM_EVAL, cache=False), _metrics("lm_eval")), jobs=("xelm_experts", "xelm_targets")),
+    _lm("lm_icl", (P.CLUSTER, P.SEED, P.EXPERTS),
+        (Out(P.ICL, cache=False), _metrics("lm_icl")), jobs=("xelm_experts",), params=("download", "xelm")),
     Stage(name="report", log="logs/{exp}/report.log",
-          deps=("results/{exp}/evaluate", "results/{exp}/task_eval", "data/{exp}/prepared", "reports/params.csv",
-                "reports/paper", "results/{exp}/search", f"{_XELM}/eval", f"{_XELM}/icl", "results/{exp}/claim"),
+          deps=(P.EVALUATE, P.TASK_EVAL, P.PREPARED, P.PARAMS_CSV,
+                P.PAPER, P.SEARCH, P.LM_EVAL, P.ICL, P.CLAIM),
           outs=(Out("reports/README.md", cache=False,
                     report={"category": "Index", "caption": "reports/workflow.rst"}),
                 Out("reports/index.html", cache=False), Out("reports/tables", cache=False),
@@ -211,7 +210,7 @@ STAGES: tuple[Stage, ...] = (
                             "labels": {"paper": "{paper}", "figure": "{name}"}})),
           params=("description", "data", "model", "train", "evaluate", "method_cfg", "task_cfg", "task_method_cfg",
                   "xelm"),
-          jobs=("methods",), reads_if=(("data/{exp}/prepared", "translation"),), local=True,
+          jobs=("methods",), reads_if=((P.PREPARED, "translation"),), local=True,
           note="every experiment of the run (Snakemake: all of a paper's with --config paper=P)"),
 )
 

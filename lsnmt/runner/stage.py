@@ -1,145 +1,29 @@
-"""What every ``python -m stages.<name>`` entry point shares: identity arguments and logging.
+"""What every ``python -m stages.<name>`` entry point of a stage past the data shares: identity arguments, logging
+and its guard (:mod:`lsnmt.runner.base`, re-exported here), and the whole typed params.yaml (``Params.load``:
+every section checked), from which the stage takes its experiment and job lists.
 
-Stages take only identity arguments (which experiment, where to log); every
-hyperparameter comes from ``params.yaml``. Logging goes to stderr and, with
-``--log``, to that file too (the path both front ends declare as the rule's log).
-
-A stage's work (:func:`guarded`) ends in one line and an exit status on every expected failure: bad data, a
-damaged file or a full disk (:class:`~lsnmt.io.DataError`), a diverged run and an allocation larger than the
-machine (a size in params.yaml beyond it: params.yaml's ranges refuse only the sizes no machine holds) exit 1;
-the same job already running in this repository (:mod:`lsnmt.runner.lock`) exits 75 (``EX_TEMPFAIL``); SIGTERM or
-SIGUSR1 exits 128 + the signal (143 for SIGTERM), wherever it arrives: inside a training loop's updates the loop
-saves and stops (:class:`~lsnmt.io.Interrupted`), anywhere else (set-up, evaluation, between NER / QA units) the
-stage's handler stops it (:class:`~lsnmt.io.StopSignal`).
+The data stages load their own sections only (:func:`lsnmt.data.stage.run_data`): they import no method, training
+or x-elm schema, and editing one reruns none of them.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
-import os
-import signal
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 
 from lsnmt.config import Experiment, Params
-from lsnmt.io import FULL, DataError, DiskFull, Interrupted, StopSignal, pending_stop
-from lsnmt.runner import lock
-from lsnmt.runner.console import console_handler, stage_clock
-from lsnmt.typed import ConfigError
-
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
-"""What stops a stage cleanly (the training loop's own: ``lsnmt.train.loop.STOP_SIGNALS``)."""
-BUSY = 75
-"""Exit status of a stage whose job is already running (``EX_TEMPFAIL``: try again later)."""
-
-
-def setup_logging(log_file: str | None) -> None:
-    """Log to stderr and ``log_file``. Under ``torchrun`` (``RANK`` set) only rank 0 writes the file, appending
-    after the launcher's line; the other ranks log to stderr with their rank in the prefix. The file gets every
-    line, stderr the console's (:mod:`lsnmt.runner.console`: start, end, progress, each kind of warning once)."""
-    rank = os.environ.get("RANK")
-    handlers: list[logging.Handler] = [console_handler(sys.stderr)]
-    if log_file and rank in (None, "0"):
-        Path(log_file).parent.mkdir(parents=True, exist_ok=True)
-        handlers.append(logging.FileHandler(log_file, mode="w" if rank is None else "a", encoding="utf-8"))
-    prefix = "" if rank is None else f"[rank {rank}] "
-    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
-                        format=f"%(asctime)s %(levelname)s {prefix}%(name)s: %(message)s")
-    logging.captureWarnings(True)  # a library's warnings are counted and summarised like the stage's own
+from lsnmt.runner.base import BUSY as BUSY
+from lsnmt.runner.base import STOP_SIGNALS as STOP_SIGNALS
+from lsnmt.runner.base import guarded as guarded
+from lsnmt.runner.base import load_or_exit, parse_args
+from lsnmt.runner.base import setup_logging as setup_logging
+from lsnmt.runner.console import stage_clock as stage_clock
 
 
 def stage_args(name: str, argv: list[str] | None = None, **extra: str) -> tuple[argparse.Namespace, Experiment]:
     """Parse ``--experiment/--params/--log`` (plus ``extra`` identity flags), load and validate params."""
-    parser = argparse.ArgumentParser(prog=f"python -m stages.{name}")
-    parser.add_argument("--experiment", default=None, help="experiment name (default: params.yaml's `experiment`)")
-    parser.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
-    parser.add_argument("--log", default=None, help="also write the log to this file")
-    for flag, help_ in extra.items():
-        parser.add_argument(f"--{flag}", required=True, help=help_)
-    args = parser.parse_args(argv)
-    setup_logging(args.log)
-    try:
-        exp = Params.load(args.params).get(args.experiment)
-    except ConfigError as exc:
-        logging.getLogger(f"stages.{name}").error("%s", exc)
-        raise SystemExit(2) from None
-    return args, exp
-
-
-def guarded(name: str, call, job: tuple[str, str | None] | None = None) -> None:
-    """Run ``call()`` as the stage ``name`` (module docstring: one line and an exit status on each expected
-    failure). ``job``: ``(experiment, job name or None)``, whose lock (:mod:`lsnmt.runner.lock`) the stage holds while
-    it runs (a rank of a multi-rank run takes none: its launcher holds it). Its start and end (with the wall
-    time) are logged on the console (:func:`lsnmt.runner.console.stage_clock`)."""
-    logger = logging.getLogger(f"stages.{name}")
-    detail = ", ".join(x for x in job if x) if job else ""
-    try:
-        with stage_clock(name, detail), _job_lock(name, job), _stop_handlers():
-            call()
-    except (Interrupted, StopSignal) as exc:  # before RuntimeError: Interrupted is one
-        logger.warning("%s", exc)
-        raise SystemExit(128 + exc.signum) from None
-    except (DataError, FloatingPointError) as exc:
-        logger.error("%s", exc)
-        raise SystemExit(1) from None
-    except OSError as exc:
-        if exc.errno not in FULL:
-            raise
-        logger.error("%s", DiskFull.at(exc.filename or Path.cwd() / "?"))
-        raise SystemExit(1) from None
-    except lock.Busy as exc:
-        logger.error("%s", exc)
-        raise SystemExit(BUSY) from None
-    except (MemoryError, RuntimeError) as exc:
-        if not _out_of_memory(exc):
-            raise
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        logger.error("out of memory (%s): a size in params.yaml is too large for this machine", first[:200])
-        raise SystemExit(1) from None
-
-
-def _out_of_memory(exc: BaseException) -> bool:
-    """numpy's failed allocation (a ``MemoryError``), torch's on the CPU or a GPU (a ``RuntimeError``)."""
-    return (isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError"
-            or "can't allocate memory" in str(exc))
-
-
-@contextlib.contextmanager
-def _job_lock(name: str, job: tuple[str, str | None] | None) -> Iterator[None]:
-    if job is None or "WORLD_SIZE" in os.environ:
-        yield
-        return
-    exp, item = job
-    fd = lock.acquire(lock.path_of(name, exp, item), f"{name} {' '.join(x for x in (exp, item) if x)}")
-    try:
-        yield
-    finally:
-        lock.release(fd)
-
-
-@contextlib.contextmanager
-def _stop_handlers() -> Iterator[None]:
-    """SIGTERM / SIGUSR1 raise :class:`~lsnmt.io.StopSignal` (a training loop catches them itself while it runs
-    and puts this handler back after), as does one that came earlier (``stages/__init__.py`` notes them from the
-    stage's start: :func:`~lsnmt.io.note_stop_signals`); outside the main thread nothing is installed."""
-    def stop(signum: int, _frame: object) -> None:
-        raise StopSignal(signum)
-
-    try:
-        previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        if signum := pending_stop():  # it came during the imports or the loading of params.yaml
-            raise StopSignal(signum)
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    args = parse_args(name, argv, **extra)
+    return args, load_or_exit(name, lambda: Params.load(args.params).get(args.experiment))
 
 
 def run(name: str, fn, argv: list[str] | None = None) -> None:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
+from lsnmt.data.config import DataExperiment
 from lsnmt.typed import Count, FieldError, Range, Seed
 from models.config.lm import LMConfig
 
@@ -332,3 +333,18 @@ class ExpertId:
 
     def __str__(self) -> str:
         return f"{self.allocation}-k{self.k}-e{self.index}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LMDataExperiment(DataExperiment):
+    """What ``lm_data`` reads of an experiment: the data sections and ``xelm`` (loaded alone by
+    :func:`lsnmt.data.config.load_data_experiment`, so the stage imports no method or training schema);
+    :class:`lsnmt.config.Experiment` adds every later stage's sections."""
+
+    xelm: XelmConfig | None = None
+    """Cross-lingual expert LMs (x-elm, ``lsnmt/xelm/``); ``None``: the experiment runs no x-elm stage."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.xelm is not None:
+            self.xelm.check(self.data.languages)

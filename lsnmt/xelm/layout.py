@@ -1,4 +1,5 @@
-"""Where the x-elm stages read and write, for one experiment ``exp``::
+"""Where the x-elm stages read and write, for one experiment ``exp``: the folders are :mod:`lsnmt.paths`' (declared
+by the stage table), resolved here for the x-elm modules that read another job's output::
 
     data/{exp}/lm                   lm_data     {train,valid}/{lang}.txt (one document per line),
                                                 {train,valid}/{lang}.{bin,idx} (token shards), meta.json
@@ -18,42 +19,40 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lsnmt import paths as P
+
 
 def lm_dir(exp: str) -> Path:
-    return Path("data") / exp / "lm"
-
-
-def xelm_dir(exp: str) -> Path:
-    return Path("results") / exp / "xelm"
+    return P.at(P.LM, exp)
 
 
 def cluster_dir(exp: str) -> Path:
-    return xelm_dir(exp) / "cluster"
+    return P.at(P.CLUSTER, exp)
 
 
 def seed_dir(exp: str) -> Path:
-    return xelm_dir(exp) / "seed"
+    return P.at(P.SEED, exp)
 
 
 def expert_dir(exp: str, expert: str) -> Path:
-    return xelm_dir(exp) / "experts" / expert
+    return P.at(P.EXPERT, exp, expert=expert)
 
 
 def hmr_dir(exp: str, target: str) -> Path:
-    return xelm_dir(exp) / "hmr" / target
+    return P.at(P.HMR, exp, target=target)
 
 
 def lapt_dir(exp: str) -> Path:
-    return xelm_dir(exp) / "lapt"
+    return P.at(P.LAPT, exp)
 
 
 def eval_dir(exp: str) -> Path:
-    return xelm_dir(exp) / "eval"
+    return P.at(P.LM_EVAL, exp)
 
 
 def icl_dir(exp: str) -> Path:
-    return xelm_dir(exp) / "icl"
+    return P.at(P.ICL, exp)
 
 
 def ckpt_dir(exp: str, job: str) -> Path:
-    return Path("work") / exp / "xelm" / "ckpt" / job
+    return P.at(P.LM_CKPT, exp, job=job)

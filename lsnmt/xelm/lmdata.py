@@ -30,13 +30,13 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from lsnmt.config import DataConfig, Experiment
+from lsnmt.data.config import DataConfig
 from lsnmt.data.shards import ShardWriter
 from lsnmt.data.spm import train_spm
 from lsnmt.io import DataError, atomic_dir, iter_lines, write_json
 from lsnmt.runner.progress import progress
 from lsnmt.xelm import xglm
-from lsnmt.xelm.config import XelmConfig
+from lsnmt.xelm.config import LMDataExperiment, XelmConfig
 
 log = logging.getLogger(__name__)
 
@@ -81,19 +81,19 @@ def _write(docs: Iterator[str], sp: spm.SentencePieceProcessor | xglm.Tokenizer,
     return len(writer), writer.tokens
 
 
-def lm_languages(exp: Experiment) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def lm_languages(exp: LMDataExperiment) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(pretraining languages, HMR targets) of the experiment's x-elm section."""
     cfg = _cfg(exp)
     return cfg.seen(exp.data.languages), cfg.hmr.targets
 
 
-def _cfg(exp: Experiment) -> XelmConfig:
+def _cfg(exp: LMDataExperiment) -> XelmConfig:
     if exp.xelm is None:
         raise DataError(f"experiment {exp.name!r} has no xelm section")
     return exp.xelm
 
 
-def _seen_only(exp: Experiment, seen: tuple[str, ...]) -> DataConfig:
+def _seen_only(exp: LMDataExperiment, seen: tuple[str, ...]) -> DataConfig:
     """The experiment's data restricted to the pretraining languages (what the LM tokenizer is trained on)."""
     keep = set(seen) | {exp.data.pivot}
     zero_shot = tuple(d for d in exp.data.zero_shot if set(d.split("-")) <= keep)
@@ -105,7 +105,7 @@ def _seen_only(exp: Experiment, seen: tuple[str, ...]) -> DataConfig:
                                no_eval=tuple(x for x in exp.data.no_eval if x in keep))
 
 
-def build_lm_data(exp: Experiment, prepared: Path, spm_dir: Path, out: Path) -> dict:
+def build_lm_data(exp: LMDataExperiment, prepared: Path, spm_dir: Path, out: Path) -> dict:
     """Write ``data/{exp}/lm`` atomically; return its ``meta.json``."""
     cfg = _cfg(exp)
     seen, targets = lm_languages(exp)
@@ -129,7 +129,7 @@ def build_lm_data(exp: Experiment, prepared: Path, spm_dir: Path, out: Path) -> 
     return meta
 
 
-def _build(exp: Experiment, cfg: XelmConfig, seen: tuple[str, ...], targets: tuple[str, ...],
+def _build(exp: LMDataExperiment, cfg: XelmConfig, seen: tuple[str, ...], targets: tuple[str, ...],
            sp: spm.SentencePieceProcessor | xglm.Tokenizer, prepared: Path, tmp: Path) -> dict:
     meta: dict = {"languages": list(seen), "targets": list(targets), "vocab_size": sp.get_piece_size(),
                   "bos": sp.bos_id(), "pad": sp.pad_id(), "eos": sp.eos_id(), "unk": sp.unk_id(),

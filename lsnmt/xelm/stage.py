@@ -10,13 +10,14 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from lsnmt.config import Experiment
+from lsnmt import paths as P
 from lsnmt.io import atomic_dir, write_json
+from lsnmt.xelm.config import LMDataExperiment
 
 log = logging.getLogger(__name__)
 
 
-def not_configured(exp: Experiment, out: Path) -> bool:
+def not_configured(exp: LMDataExperiment, out: Path) -> bool:
     """``True`` (after writing ``out/status.json``) when ``exp`` has no ``xelm`` section."""
     if exp.xelm is not None:
         return False
@@ -33,5 +34,5 @@ def job_parents(exp: str) -> None:
     ``lm_hmr``, ``lm_eval`` and ``lm_icl`` depend on these folders in DVC, which refuses a missing dependency:
     an experiment without x-elm, or without HMR targets, lists no such job. Only empty folders are made here.
     """
-    for name in ("experts", "hmr"):
-        (Path("results") / exp / "xelm" / name).mkdir(parents=True, exist_ok=True)
+    for folder in (P.EXPERTS, P.HMRS):
+        P.at(folder, exp).mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from lsnmt.config import ROOT
+from lsnmt.data.config import ROOT
 from lsnmt.io import DataError, atomic_dir, write_json
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.curve import COLUMNS

@@ -37,7 +37,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from lsnmt.config import DataConfig, DownloadConfig, SourceConfig
+from lsnmt.data.config import DataConfig, DownloadConfig, SourceConfig
 from lsnmt.data.sources import embedded, flores, iwslt, local, mc4, mtdata_corpora, opus100, ted, tydiqa, wikiann, wmt14
 from lsnmt.data.sources.base import Context, Origin, Remote, Source, pair_key
 from lsnmt.io import DataError

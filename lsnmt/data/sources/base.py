@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from lsnmt.config import ROOT, DataConfig, DownloadConfig, SourceConfig
 from lsnmt.data import layout
+from lsnmt.data.config import ROOT, DataConfig, DownloadConfig, SourceConfig
 from lsnmt.data.fetch import basename, check_digests, fetch, file_digests, resolve_source
 from lsnmt.data.sources.archive import extract_member, index_dir, is_archive
 from lsnmt.io import DataError

@@ -21,7 +21,7 @@ import csv
 from collections.abc import Callable
 from pathlib import Path
 
-from lsnmt.config import ROOT
+from lsnmt.data.config import ROOT
 from lsnmt.data.fetch import file_digests
 from lsnmt.data.source_kinds import SOURCE_SPLITS
 from lsnmt.data.sources.archive import inside

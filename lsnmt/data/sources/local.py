@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsnmt.config import ROOT
+from lsnmt.data.config import ROOT
 from lsnmt.data.fetch import file_digests
 from lsnmt.data.source_kinds import SOURCE_SPLITS
 from lsnmt.data.sources.archive import inside

@@ -28,7 +28,7 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
-from lsnmt.config import SourceConfig
+from lsnmt.data.config import SourceConfig
 from lsnmt.data.source_kinds import SOURCE_SPLITS
 from lsnmt.data.sources.base import Context, Remote, Source
 from lsnmt.io import DataError

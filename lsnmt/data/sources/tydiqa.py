@@ -9,8 +9,8 @@ Output, bytes unchanged (a final newline added if missing): ``raw/tasks/{task}/<
 
 from __future__ import annotations
 
-from lsnmt.config import ROOT
 from lsnmt.data import layout
+from lsnmt.data.config import ROOT
 from lsnmt.data.sources.base import Context, Remote, Source
 from lsnmt.io import DataError
 

@@ -1,0 +1,78 @@
+"""The data stages' own view of params.yaml (lsnmt.data.config): the same typed sections as ``Params.load``'s, the
+others neither read nor checked, and the same one-line errors naming the file and the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from lsnmt.config import Params
+from lsnmt.data.config import DEFAULT_METRICS, DataExperiment, load_data_experiment, load_metrics, sections
+from lsnmt.typed import ConfigError
+from lsnmt.xelm.config import LMDataExperiment
+
+from ..conftest import ROOT
+
+TINY = ROOT / "tests" / "fixtures" / "params.tiny.yaml"
+
+
+def _write(tmp_path: Path, change: Any) -> Path:
+    raw = yaml.safe_load(TINY.read_text(encoding="utf-8"))
+    change(raw["experiments"]["tiny"])
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("cls", [DataExperiment, LMDataExperiment])
+def test_the_data_view_is_the_whole_loads(cls: type[DataExperiment]) -> None:
+    """Each section the data view reads is the one ``Params.load`` builds, its name too."""
+    whole = Params.load(TINY).get("tiny")
+    part = load_data_experiment(TINY, None, cls)
+    assert part.name == "tiny"
+    assert {k: getattr(part, k) for k in sections(cls)} == {k: getattr(whole, k) for k in sections(cls)}
+    assert "xelm" in sections(LMDataExperiment) and "xelm" not in sections(DataExperiment)
+    assert load_metrics(TINY) == whole.evaluate.metrics
+
+
+def test_a_section_the_data_stages_do_not_read_is_not_checked(tmp_path: Path) -> None:
+    """A bad training key stops ``Params.load`` (every later stage), naming it, and not the data stages."""
+    path = _write(tmp_path, lambda exp: exp["train"].update(lr=-1.0))
+    with pytest.raises(ConfigError, match=r"experiments\.tiny\.train\.lr: must be > 0"):
+        Params.load(path)
+    assert load_data_experiment(path, "tiny", DataExperiment).data == Params.load(TINY).get("tiny").data
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda exp: exp["spm"].update(vocab_size=5), r"experiments\.tiny\.spm\.vocab_size: 5 cannot hold"),
+        (lambda exp: exp["prepare"].update(nope=1), r"experiments\.tiny\.prepare\.nope: unknown key"),
+        (
+            lambda exp: exp["sample"].update(per_source={"downsample": ["nope"]}),
+            r"experiments\.tiny\.sample\.per_source\.downsample\[0\]: 'nope' is not a source",
+        ),
+    ],
+    ids=["cross-section", "unknown-key", "downsample"],
+)
+def test_a_bad_data_key_names_the_file_and_the_key(tmp_path: Path, change: Any, expected: str) -> None:
+    path = _write(tmp_path, change)
+    for load in (lambda: load_data_experiment(path, None, DataExperiment), lambda: Params.load(path)):
+        with pytest.raises(ConfigError, match=f"^{path}: {expected}"):
+            load()
+
+
+def test_an_experiment_name_is_a_name(tmp_path: Path) -> None:
+    """It becomes a path (``data/{exp}/raw``): ``..`` stops at load, as an unknown one does."""
+    with pytest.raises(ConfigError, match=r"--experiment: '\.\./x' is not a valid name"):
+        load_data_experiment(TINY, "../x", DataExperiment)
+    with pytest.raises(ConfigError, match=r"experiment 'nope' is not defined \(known: tiny\)"):
+        load_data_experiment(TINY, "nope", DataExperiment)
+
+
+def test_metrics_default_as_the_evaluate_section_does(tmp_path: Path) -> None:
+    path = _write(tmp_path, lambda exp: exp.pop("evaluate"))
+    assert load_metrics(path) == DEFAULT_METRICS == Params.load(TINY).get("tiny").evaluate.__class__().metrics
