@@ -4,9 +4,9 @@
 
 Writes ``results/{exp}/evaluate/{method}/{src}-{tgt}.json`` (every metric with its sacreBLEU
 signature; an extra test set such as the held-out ``test.tatoeba`` in ``{method}/test.tatoeba/``),
-``summary.json`` (the extra test sets under ``test_sets``) and ``summary.md``, and the headline numbers DVC
-declares as metrics, one file per test set and system: ``results/{exp}/metrics/evaluate/{test set}/{system}.json``
-(lsnmt.eval.metrics).
+``summary.json`` (the extra test sets under ``test_sets``) and ``summary.md``, the headline numbers DVC declares
+as metrics, ``results/{exp}/metrics/evaluate.json``, and their per-system detail,
+``results/{exp}/metrics/evaluate/{test set}/{system}.json`` (lsnmt.eval.metrics).
 """
 
 from pathlib import Path
@@ -15,7 +15,7 @@ import torch
 
 from lsnmt.data import layout
 from lsnmt.eval.evaluate import evaluate
-from lsnmt.eval.metrics import metrics_dir, mt_rows, write_rows
+from lsnmt.eval.metrics import mt_rows, write_metrics
 from lsnmt.runner.stage import run_all_methods
 
 
@@ -24,7 +24,7 @@ def _evaluate(exp, methods: tuple[str, ...]) -> None:
     results = Path("results") / exp.name
     summary = evaluate(exp, methods, results, layout.prepared_dir(exp.name), layout.spm_dir(exp.name),
                        layout.bin_dir(exp.name), results / "evaluate")
-    write_rows(metrics_dir(exp.name, "evaluate"), mt_rows(summary))
+    write_metrics(exp.name, "evaluate", mt_rows(summary))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -2,14 +2,15 @@
 
     python -m stages.task_eval --experiment default --log logs/default/task_eval.log
 
-Writes ``results/{exp}/task_eval/summary.{json,md}`` and the headline numbers DVC declares as metrics,
+Writes ``results/{exp}/task_eval/summary.{json,md}``, the headline numbers DVC declares as metrics,
+``results/{exp}/metrics/task_eval.json``, and their per-system detail,
 ``results/{exp}/metrics/task_eval/{task}/{system}.json`` (lsnmt.eval.metrics).
 """
 
 from pathlib import Path
 
 from lsnmt.data import layout
-from lsnmt.eval.metrics import metrics_dir, task_rows, write_rows
+from lsnmt.eval.metrics import task_rows, write_metrics
 from lsnmt.runner.stage import run_tasks
 from lsnmt.tasks.evaluate import evaluate
 
@@ -17,7 +18,7 @@ from lsnmt.tasks.evaluate import evaluate
 def _eval(exp, tasks, _methods) -> None:
     results = Path("results") / exp.name
     summary = evaluate(tasks, layout.tasks_dir(exp.name), results / "tasks", results / "task_eval")
-    write_rows(metrics_dir(exp.name, "task_eval"), task_rows(summary))
+    write_metrics(exp.name, "task_eval", task_rows(summary))
 
 
 def main(argv: list[str] | None = None) -> None:

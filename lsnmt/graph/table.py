@@ -123,9 +123,10 @@ def _lm(name: str, deps: tuple[str, ...], out: Out | tuple[Out, ...], each: str 
                  needs="xelm", job=job, picks=picks)
 
 
-def _metrics(stage: str) -> Out:
-    """The headline metrics folder of an evaluation stage (``lsnmt/eval/metrics.py``: one small JSON per system)."""
-    return Out(f"results/{{exp}}/metrics/{stage}", "metrics")
+def _metrics(stage: str) -> tuple[Out, Out]:
+    """An evaluation stage's headline file, DVC's metrics, and the folder of its per-system detail, a plain output
+    (``lsnmt/eval/metrics.py``)."""
+    return Out(f"results/{{exp}}/metrics/{stage}.json", "metrics"), Out(f"results/{{exp}}/metrics/{stage}")
 
 
 _XELM = "results/{exp}/xelm"
@@ -162,7 +163,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(name="evaluate", log="logs/{exp}/evaluate.log",
           deps=("results/{exp}/translate", "results/{exp}/train", "data/{exp}/prepared", "data/{exp}/spm",
                 "data/{exp}/bin"),
-          outs=(Out("results/{exp}/evaluate", cache=False), _metrics("evaluate")),
+          outs=(Out("results/{exp}/evaluate", cache=False), *_metrics("evaluate")),
           params=("data", "decode", "evaluate", "method_cfg"), jobs=("methods",), needs="translation",
           threads=("evaluate.cpu_threads", 2)),
     Stage(name="task_prep", log="logs/{exp}/task_prep.log", deps=("data/{exp}/raw",), outs=_outs("data/{exp}/tasks"),
@@ -171,7 +172,7 @@ STAGES: tuple[Stage, ...] = (
           outs=_outs("results/{exp}/tasks"), params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods"),
           needs="tasks", threads=2, job="gpu"),
     Stage(name="task_eval", log="logs/{exp}/task_eval.log", deps=("results/{exp}/tasks", "data/{exp}/tasks"),
-          outs=(Out("results/{exp}/task_eval", cache=False), _metrics("task_eval")),
+          outs=(Out("results/{exp}/task_eval", cache=False), *_metrics("task_eval")),
           params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods"), needs="tasks", local=True),
     Stage(name="params", log="logs/params.log", per_experiment=False, deps=("reports/paper",),
           outs=(Out("reports/params.csv", cache=False),),
@@ -196,9 +197,9 @@ STAGES: tuple[Stage, ...] = (
     _lm("lm_lapt", (f"{_XELM}/cluster", f"{_XELM}/experts"), Out(f"{_XELM}/lapt"),
         picks=((f"{_XELM}/experts", dense_expert),)),
     _lm("lm_eval", (f"{_XELM}/cluster", f"{_XELM}/seed", f"{_XELM}/experts", f"{_XELM}/hmr", f"{_XELM}/lapt"),
-        (Out(f"{_XELM}/eval", cache=False), _metrics("lm_eval")), jobs=("xelm_experts", "xelm_targets")),
+        (Out(f"{_XELM}/eval", cache=False), *_metrics("lm_eval")), jobs=("xelm_experts", "xelm_targets")),
     _lm("lm_icl", (f"{_XELM}/cluster", f"{_XELM}/seed", f"{_XELM}/experts"),
-        (Out(f"{_XELM}/icl", cache=False), _metrics("lm_icl")), jobs=("xelm_experts",), params=("download", "xelm")),
+        (Out(f"{_XELM}/icl", cache=False), *_metrics("lm_icl")), jobs=("xelm_experts",), params=("download", "xelm")),
     Stage(name="report", log="logs/{exp}/report.log",
           deps=("results/{exp}/evaluate", "results/{exp}/task_eval", "data/{exp}/prepared", "reports/params.csv",
                 "reports/paper", "results/{exp}/search", f"{_XELM}/eval", f"{_XELM}/icl", "results/{exp}/claim"),
