@@ -81,7 +81,7 @@ def test_container_builds_install_the_dependencies_with_the_lock() -> None:
     """envs/install.sh installs pyproject's dependencies with ``-c`` the constraints file it is given, and both
     images copy envs/constraints.txt in and give it (as scripts/env.sh installs with ``-c envs/constraints.txt``)."""
     script = (ENVS / "install.sh").read_text(encoding="utf-8")
-    assert re.search(r'^CONSTRAINTS=\$\{2:\?', script, re.M), "envs/install.sh takes no constraints file"
+    assert re.search(r"^CONSTRAINTS=\$\{2:\?", script, re.M), "envs/install.sh takes no constraints file"
     deps = next(line for line in script.splitlines() if "pip install" in line and "-r /tmp/lsnmt-requirements" in line)
     assert deps.rstrip().endswith('-c "$CONSTRAINTS"'), deps
     docker = (ENVS / "Dockerfile").read_text(encoding="utf-8")
@@ -99,10 +99,16 @@ def test_container_builds_install_the_dependencies_with_the_lock() -> None:
 
 def _env_sh_stamp(folder: Path) -> str:
     """scripts/env.sh's install stamp, its own ``stamp=$(...)`` line run in ``folder``."""
-    line = next(x for x in (ROOT / "scripts" / "env.sh").read_text(encoding="utf-8").splitlines()
-                if x.startswith("stamp="))
-    out = subprocess.run(["bash", "-c", f"set -euo pipefail; {line}; echo $stamp"], cwd=folder, check=True,
-                         capture_output=True, text=True)
+    line = next(
+        x for x in (ROOT / "scripts" / "env.sh").read_text(encoding="utf-8").splitlines() if x.startswith("stamp=")
+    )
+    out = subprocess.run(
+        ["bash", "-c", f"set -euo pipefail; {line}; echo $stamp"],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return out.stdout.strip()
 
 

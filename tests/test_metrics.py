@@ -60,6 +60,8 @@ TASKS = {
         },
     }
 }
+
+
 def _default_tasks() -> dict:
     """A task summary of the default experiment's shape: every task of params.yaml's ``tasks``, every system of
     ``task_methods`` (LMS+FD through both routes)."""
@@ -70,9 +72,13 @@ def _default_tasks() -> dict:
         "tasks": {
             t: {
                 "methods": {
-                    m: {**entry, "routes": {"share": {"avg": 41.25, "win_ratio": 60.0, "scores": {}},
-                                           **({"ls": {"avg": 42.5, "win_ratio": 80.0, "scores": {}}}
-                                              if m == "lms_fd" else {})}}
+                    m: {
+                        **entry,
+                        "routes": {
+                            "share": {"avg": 41.25, "win_ratio": 60.0, "scores": {}},
+                            **({"ls": {"avg": 42.5, "win_ratio": 80.0, "scores": {}}} if m == "lms_fd" else {}),
+                        },
+                    }
                     for m in methods
                 }
             }
@@ -245,8 +251,16 @@ def test_dvc_metrics_show_prints_a_row_per_system_that_fits_a_terminal(repo: tup
     assert "failed to load" not in text, text[:2000]
     lines = text.splitlines()
     header = lines[0].split()
-    assert header[0] == "Path" and {"bleu.all", "bleu.en-xx", "bleu.xx-en", "chrf", "wr", "offtarget", "params",
-                                    "params_eff"} <= set(header)
+    assert header[0] == "Path" and {
+        "bleu.all",
+        "bleu.en-xx",
+        "bleu.xx-en",
+        "chrf",
+        "wr",
+        "offtarget",
+        "params",
+        "params_eff",
+    } <= set(header)
     rows = {line.split()[0] for line in lines[1:] if line.strip()}
     assert rows == {f"results/default/metrics/evaluate/{t}/{m}.json" for t in ("test", "test.tatoeba") for m in methods}
     assert _md_width(text) <= WIDTH, f"`dvc metrics show` of the detail is {_md_width(text)} characters wide"
@@ -286,8 +300,10 @@ def test_each_readme_view_of_the_default_fits_200_columns(repo: tuple[Path, list
     """``dvc exp show --md`` of the default, as each README view selects it (translation; NER / QA; x-elm): at most
     ``WIDTH`` characters, the experiment's name and every one of the view's headline numbers in it."""
     path, methods = repo
-    top = {s: json.loads((path / f"results/default/metrics/{s}.json").read_text()) for s in ("evaluate", "task_eval",
-                                                                                           "lm_eval", "lm_icl")}
+    top = {
+        s: json.loads((path / f"results/default/metrics/{s}.json").read_text())
+        for s in ("evaluate", "task_eval", "lm_eval", "lm_icl")
+    }
     expected = [
         {f"{k}.{m}" for k in ("bleu", "wr") for m in top["evaluate"][k]},
         {f"{t}.{m}" for t in top["task_eval"] for m in top["task_eval"][t]},

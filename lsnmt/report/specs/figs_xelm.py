@@ -6,6 +6,7 @@ from ``mc4_xelm``, the embedded default beside it (NOT comparable). The paper pr
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from matplotlib.ticker import MaxNLocator, NullFormatter
@@ -32,7 +33,7 @@ def fig2(results: Results, out_dir: Path, paper_dir: Path | None = None) -> Figu
         ax.axis("off")
         ax.set_title(f"{title} ({h.get('feature_set', '')}, {h.get('linkage', '')} linkage)", fontsize=8)
 
-    panels = [Panel(f"{title}: typology clustering", (lambda ax, h=h, t=title: draw(ax, h, t)) if h else None)
+    panels = [Panel(f"{title}: typology clustering", partial(draw, h=h, title=title) if h else None)
               for h, title in ((ours, "ours: mc4_xelm"), (dflt, "embedded default"))]
     files = draw_panels(panels, out_dir / "xelm", "figure2", ncols=2, panel_w=5.0, panel_h=3.8)
     return FigureOut("xelm", "Figure 2", "Typology hierarchy: languages merged greedily by URIEL distance between "
@@ -63,7 +64,7 @@ def fig3(results: Results, out_dir: Path, paper_dir: Path | None = None) -> Figu
         ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7)
 
-    panels = [Panel(title, (lambda ax, p=pts, t=title: draw(ax, p, t)) if pts else None)
+    panels = [Panel(title, partial(draw, pts=pts, title=title) if pts else None)
               for pts, title in ((ours, "ours: mc4_xelm"), (dflt, "embedded default (NOT comparable)"))]
     files = draw_panels(panels, out_dir / "xelm", "figure3", ncols=2, panel_w=5.0, panel_h=3.4)
     return FigureOut("xelm", "Figure 3", "Average perplexity vs number of experts k (the paper prints no numbers)",
