@@ -13,7 +13,8 @@ fi
 if ! .venv/bin/python -c 'import torch' 2>/dev/null; then
   .venv/bin/python -m pip install --quiet "${TORCH_SPEC:-torch==2.13.0}"
 fi
-stamp=$(sha256sum pyproject.toml | cut -d' ' -f1)
+# the stamp of what was installed: the project's dependencies and the lock; either changing reinstalls
+stamp=$(cat pyproject.toml envs/constraints.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat .venv/.lsnmt-installed 2>/dev/null)" != "$stamp" ]; then
   .venv/bin/python -m pip install --quiet -e ".[test]" -c envs/constraints.txt  # the lock: exact versions
   echo "$stamp" > .venv/.lsnmt-installed

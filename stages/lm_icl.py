@@ -9,7 +9,7 @@ is absent is recorded as "not run" in ``summary.json`` with what to fetch.
 from threadpoolctl import threadpool_limits
 
 from lsnmt import paths as P
-from lsnmt.eval.metrics import write_rows, xelm_icl_rows
+from lsnmt.eval.metrics import write_metrics, xelm_icl_rows
 from lsnmt.runner.stage import run
 from lsnmt.xelm import layout as xl
 from lsnmt.xelm.icl import run_icl
@@ -21,7 +21,9 @@ def _icl(exp) -> None:
     if not not_configured(exp, out):
         with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
             rows = xelm_icl_rows(run_icl(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out))
-    write_rows(P.at(P.METRICS, exp.name, stage="lm_icl"), rows)
+    write_metrics(
+        "lm_icl", rows, P.at(P.METRICS, exp.name, stage="lm_icl"), P.at(P.METRICS_FILE, exp.name, stage="lm_icl")
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

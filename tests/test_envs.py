@@ -77,6 +77,57 @@ def test_container_builds_install_torch_first_then_pyprojects_dependencies() -> 
         assert "install.sh" in text and "pyproject.toml" in text and _env_sh_torch() in text
 
 
+def test_container_builds_install_the_dependencies_with_the_lock() -> None:
+    """envs/install.sh installs pyproject's dependencies with ``-c`` the constraints file it is given, and both
+    images copy envs/constraints.txt in and give it (as scripts/env.sh installs with ``-c envs/constraints.txt``)."""
+    script = (ENVS / "install.sh").read_text(encoding="utf-8")
+    assert re.search(r"^CONSTRAINTS=\$\{2:\?", script, re.M), "envs/install.sh takes no constraints file"
+    deps = next(line for line in script.splitlines() if "pip install" in line and "-r /tmp/lsnmt-requirements" in line)
+    assert deps.rstrip().endswith('-c "$CONSTRAINTS"'), deps
+    docker = (ENVS / "Dockerfile").read_text(encoding="utf-8")
+    copy = re.search(r"^COPY (.+) (\S+)/$", docker, re.M)
+    assert copy and "envs/constraints.txt" in copy.group(1).split(), "envs/Dockerfile does not copy the lock"
+    run = re.search(r"^RUN .*install\.sh (\S+) (\S+)$", docker, re.M)
+    assert run and run.group(2) == f"{copy.group(2)}/constraints.txt", "envs/Dockerfile does not pass the lock"
+    apptainer = (ENVS / "lsnmt.def").read_text(encoding="utf-8")
+    files = apptainer.split("%files", 1)[1].split("%", 1)[0].split()
+    assert "envs/constraints.txt" in files, "envs/lsnmt.def does not copy the lock"
+    inside = files[files.index("envs/constraints.txt") + 1]
+    post = apptainer.split("%post", 1)[1].split("%", 1)[0]
+    assert re.search(rf"install\.sh \S+ {re.escape(inside)}\s*$", post.strip()), "envs/lsnmt.def does not pass the lock"
+
+
+def _env_sh_stamp(folder: Path) -> str:
+    """scripts/env.sh's install stamp, its own ``stamp=$(...)`` line run in ``folder``."""
+    line = next(
+        x for x in (ROOT / "scripts" / "env.sh").read_text(encoding="utf-8").splitlines() if x.startswith("stamp=")
+    )
+    out = subprocess.run(
+        ["bash", "-c", f"set -euo pipefail; {line}; echo $stamp"],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return out.stdout.strip()
+
+
+def test_env_sh_reinstalls_when_the_lock_or_pyproject_changes(tmp_path: Path) -> None:
+    """The stamp that decides whether env.sh reinstalls changes with envs/constraints.txt as with pyproject.toml."""
+    (tmp_path / "envs").mkdir()
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    shutil.copy(ENVS / "constraints.txt", tmp_path / "envs" / "constraints.txt")
+    first = _env_sh_stamp(tmp_path)
+    assert re.fullmatch(r"[0-9a-f]{64}", first) and _env_sh_stamp(tmp_path) == first
+    with open(tmp_path / "envs" / "constraints.txt", "a", encoding="utf-8") as fh:
+        fh.write("zzz-new-pin==1.0\n")
+    second = _env_sh_stamp(tmp_path)
+    assert second != first, "scripts/env.sh would not reinstall after envs/constraints.txt changed"
+    with open(tmp_path / "pyproject.toml", "a", encoding="utf-8") as fh:
+        fh.write("\n# changed\n")
+    assert _env_sh_stamp(tmp_path) not in (first, second)
+
+
 def test_every_rule_names_the_environment_and_the_image_and_lint_is_clean(tmp_path: Path) -> None:
     repo = copy_repo(tmp_path)
     out = subprocess.run(["snakemake", "--lint"], cwd=repo, env=venv_env(), capture_output=True, text=True)

@@ -1,6 +1,7 @@
-"""The headline metrics (lsnmt/eval/metrics.py) and what DVC makes of them: ``dvc metrics show`` prints one row per
-system that fits a terminal, ``dvc exp show`` lists the experiment's params beside them, ``dvc plots show`` draws
-the training curves without an error.
+"""The headline metrics (lsnmt/eval/metrics.py) and what DVC makes of them: ``dvc exp show`` names the columns by
+short keys (``bleu.naive``) and each of the README's views of the default fits 200 columns, ``dvc metrics show`` of
+a detail folder prints one row per system that fits a terminal, ``dvc plots show`` draws the training curves
+without an error.
 
 The DVC checks run the real ``dvc`` on a copy of the repository whose output folders hold fixture results written
 by the stages' own writers (``tests/report/fixtures.py`` for the evaluation summary, ``lsnmt.eval.metrics``,
@@ -15,15 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from lsnmt import paths as P
 from lsnmt.config import Params
-from lsnmt.eval.metrics import metrics_dir, mt_rows, task_rows, write_rows, xelm_icl_rows, xelm_ppl_rows
+from lsnmt.eval.metrics import headline, mt_rows, task_rows, write_metrics, write_rows, xelm_icl_rows, xelm_ppl_rows
 from lsnmt.train.curve import Curve
 from tests.report.fixtures import write_evaluate
 
 from .conftest import ROOT, copy_repo, venv_env
 
 WIDTH = 200
-"""Widest line ``dvc metrics show`` may print (a wide terminal)."""
+"""Widest line ``dvc metrics show`` / ``dvc exp show --md`` may print (a wide terminal)."""
 
 TASKS = {
     "tasks": {
@@ -59,6 +61,33 @@ TASKS = {
         },
     }
 }
+
+
+def _default_tasks() -> dict:
+    """A task summary of the default experiment's shape: every task of params.yaml's ``tasks``, every system of
+    ``task_methods`` (LMS+FD through both routes)."""
+    params = Params.load(ROOT / "params.yaml")
+    tasks, methods = params.jobs_of("default", "tasks"), params.jobs_of("default", "task_methods")
+    entry = {"primary": "share", "params": {"train": 1_000_000, "inference": {"share": 900_000, "ls": 950_000}}}
+    return {
+        "tasks": {
+            t: {
+                "methods": {
+                    m: {
+                        **entry,
+                        "routes": {
+                            "share": {"avg": 41.25, "win_ratio": 60.0, "scores": {}},
+                            **({"ls": {"avg": 42.5, "win_ratio": 80.0, "scores": {}}} if m == "lms_fd" else {}),
+                        },
+                    }
+                    for m in methods
+                }
+            }
+            for t in tasks
+        }
+    }
+
+
 XELM = {
     "table1_avg": {
         "seed": 762.2864,
@@ -151,7 +180,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     exp = "default"
     for stage, rows in (
         ("evaluate", mt_rows(summary)),
-        ("task_eval", task_rows(TASKS)),
+        ("task_eval", task_rows(_default_tasks())),
         ("lm_eval", xelm_ppl_rows(XELM)),
         (
             "lm_icl",
@@ -166,7 +195,9 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
             ),
         ),
     ):
-        write_rows(repo / metrics_dir(exp, stage), rows)
+        write_metrics(
+            stage, rows, repo / P.at(P.METRICS, exp, stage=stage), repo / P.at(P.METRICS_FILE, exp, stage=stage)
+        )
     for i, method in enumerate(methods):
         curve = Curve(repo / "results" / exp / "train" / method / "curve.tsv", None)
         for step in (50, 100, 150):
@@ -179,10 +210,47 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     return repo, methods
 
 
+def _md_width(text: str) -> int:
+    return max(map(len, text.splitlines()))
+
+
+def _readme_views() -> list[str]:
+    """The ``--keep`` pattern of each ``dvc exp show --md --drop '.*' --keep '...'`` line of README.md."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    views = re.findall(r"^dvc exp show --md --drop '\.\*' --keep '([^']+)'", readme, re.M)
+    assert len(views) >= 3, "README.md lost its `dvc exp show --md --drop '.*' --keep '...'` views"
+    return views
+
+
+def test_headline_keeps_one_short_key_per_system(tmp_path: Path) -> None:
+    """``<stage>.json``: the first metric's all-direction average and the win ratio of the first test set, F1 per
+    task, perplexity per model, accuracy per task@shots: nested so that DVC's keys read ``bleu.naive``."""
+    summary, methods = _summary(tmp_path)
+    top = headline("evaluate", mt_rows(summary))
+    assert set(top) == {"bleu", "wr"} and set(top["bleu"]) == set(methods)
+    assert top["bleu"][methods[1]] == round(summary["scores"][methods[1]]["bleu"]["averages"]["all"], 2)
+    assert set(top["wr"]) == set(methods[1:])  # none for the baseline against itself
+    assert headline("task_eval", task_rows(TASKS)) == {
+        "wikiann": {"naive": 20.0, "lms_fd": 21.5, "lms_fd_ls": 22.25},
+        "tydiqa": {"naive": 30.0},
+    }
+    assert headline("lm_eval", xelm_ppl_rows(XELM))["ppl"]["typology"] == 359.12
+    icl = xelm_icl_rows({"table3": {"xnli@0": {"seed": {"accuracy": 40.123}}}})
+    assert headline("lm_icl", icl) == {"xnli@0": {"seed": 40.12}} and headline("lm_icl", {}) == {}
+    with pytest.raises(ValueError, match="no headline for stage 'train'"):
+        headline("train", {})
+
+
 @pytest.mark.timeout(300)
 def test_dvc_metrics_show_prints_a_row_per_system_that_fits_a_terminal(repo: tuple[Path, list[str]]) -> None:
+    """The headline files are DVC's metrics (``dvc metrics show`` reads them back as written); a detail folder,
+    given as target, is one row per test set and system."""
     path, methods = repo
-    text = _dvc(path, "metrics", "show")
+    shown = json.loads(_dvc(path, "metrics", "show", "--json"))[""]["data"]
+    assert set(shown) == {f"results/default/metrics/{s}.json" for s in ("evaluate", "task_eval", "lm_eval", "lm_icl")}
+    for name, entry in shown.items():
+        assert entry["data"] == json.loads((path / name).read_text()), name
+    text = _dvc(path, "metrics", "show", "results/default/metrics/evaluate")
     assert "failed to load" not in text, text[:2000]
     lines = text.splitlines()
     header = lines[0].split()
@@ -195,21 +263,10 @@ def test_dvc_metrics_show_prints_a_row_per_system_that_fits_a_terminal(repo: tup
         "offtarget",
         "params",
         "params_eff",
-        "f1",
-        "em",
-        "ppl",
-        "acc",
     } <= set(header)
-    rows = {line.split()[0]: line for line in lines[1:] if line.strip()}
-    for test_set in ("test", "test.tatoeba"):
-        assert {f"results/default/metrics/evaluate/{test_set}/{m}.json" for m in methods} <= set(rows)
-    assert "results/default/metrics/task_eval/wikiann/lms_fd_ls.json" in rows
-    assert max(map(len, lines)) <= WIDTH, f"`dvc metrics show` is {max(map(len, lines))} characters wide"
-    shown = json.loads(_dvc(path, "metrics", "show", "--json"))
-    data = shown[""]["data"]
-    naive = data["results/default/metrics/evaluate/test/naive.json"]["data"]
-    written = json.loads((path / "results/default/metrics/evaluate/test/naive.json").read_text())
-    assert naive == written
+    rows = {line.split()[0] for line in lines[1:] if line.strip()}
+    assert rows == {f"results/default/metrics/evaluate/{t}/{m}.json" for t in ("test", "test.tatoeba") for m in methods}
+    assert _md_width(text) <= WIDTH, f"`dvc metrics show` of the detail is {_md_width(text)} characters wide"
 
 
 def _exp_show(path: Path, *args: str) -> dict[str, str]:
@@ -222,28 +279,44 @@ def _exp_show(path: Path, *args: str) -> dict[str, str]:
 
 
 @pytest.mark.timeout(300)
-def test_dvc_exp_show_lists_the_experiment_params_and_metrics(repo: tuple[Path, list[str]]) -> None:
+def test_dvc_exp_show_names_metric_columns_by_short_keys(repo: tuple[Path, list[str]]) -> None:
     path, methods = repo
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     drop = re.search(r"^dvc exp show --drop '([^']+)'", readme, re.M)
     assert drop, "README.md lost its `dvc exp show --drop '...'` command"
+    written = json.loads((path / "results/default/metrics/evaluate.json").read_text())
     for args in ((), ("--drop", drop.group(1))):
         row = _exp_show(path, *args)
         assert row["experiment"] == "default" and row["methods"] == str(methods), args
-        bleu = {c: v for c, v in row.items() if c.endswith(":bleu.all")}
-        written = json.loads((path / f"results/default/metrics/evaluate/test/{methods[1]}.json").read_text())
-        assert bleu[f"results/default/metrics/evaluate/test/{methods[1]}.json:bleu.all"] == str(written["bleu"]["all"])
-        assert any(c.endswith(":ppl") for c in row) and any(c.endswith(":f1") for c in row), args
+        assert {c: row[c] for c in row if c.startswith("bleu.")} == {
+            f"bleu.{m}": str(written["bleu"][m]) for m in methods
+        }, args
+        assert {f"ppl.{m}" for m in XELM["table1_avg"]} <= set(row) and "wikiann.lms_fd_ls" in row, args
+        assert not [c for c in row if ":" in c], [c for c in row if ":" in c][:5]  # no `<file>:<key>` column
     # the README's filter leaves the selection and the metrics: no other experiment's settings, no dependency
     assert not [c for c in row if c.startswith(("experiments.", "lsnmt/", "data/"))], list(row)[:30]
     assert len(row) < 120, f"{len(row)} columns after the README's filter"
-    keep = re.search(r"^dvc exp show --drop '\.\*' --keep '([^']+)'", readme, re.M)
-    assert keep, "README.md lost its `dvc exp show --drop '.*' --keep '...'` command"
-    few = _exp_show(path, "--drop", ".*", "--keep", keep.group(1) + "|^rev$")  # rev: to find the workspace row
-    assert {c for c in few if c.endswith(":bleu.all")} == {
-        f"results/default/metrics/evaluate/test/{m}.json:bleu.all" for m in methods
+
+
+@pytest.mark.timeout(300)
+def test_each_readme_view_of_the_default_fits_200_columns(repo: tuple[Path, list[str]]) -> None:
+    """``dvc exp show --md`` of the default, as each README view selects it (translation; NER / QA; x-elm): at most
+    ``WIDTH`` characters, the experiment's name and every one of the view's headline numbers in it."""
+    path, methods = repo
+    top = {
+        s: json.loads((path / f"results/default/metrics/{s}.json").read_text())
+        for s in ("evaluate", "task_eval", "lm_eval", "lm_icl")
     }
-    assert few["experiment"] == "default"
+    expected = [
+        {f"{k}.{m}" for k in ("bleu", "wr") for m in top["evaluate"][k]},
+        {f"{t}.{m}" for t in top["task_eval"] for m in top["task_eval"][t]},
+        {f"{k}.{m}" for k in top["lm_eval"] for m in top["lm_eval"][k]},
+    ]
+    for keep, keys in zip(_readme_views(), expected, strict=False):
+        text = _dvc(path, "exp", "show", "--no-pager", "--md", "--drop", ".*", "--keep", keep)
+        header = {c.strip() for c in text.splitlines()[0].split("|")}
+        assert keys <= header and "experiment" in header and "Experiment" in header, (keep, header)
+        assert _md_width(text) <= WIDTH, f"`dvc exp show --md --keep '{keep}'` is {_md_width(text)} wide:\n{text}"
 
 
 @pytest.mark.timeout(300)

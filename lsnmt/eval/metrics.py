@@ -1,29 +1,43 @@
-"""The headline numbers DVC shows: one small, flat JSON file per system, a row of ``dvc metrics show``.
+"""The headline numbers DVC shows: one small file of short keys per evaluation stage, and the per-system detail.
 
-The evaluation stages write their detailed results (every direction, language, seed, signature) as plain outputs;
-what DVC declares as metrics is only this digest, written beside them under ``results/{exp}/metrics/<stage>/``, so
-that ``dvc metrics show``, ``dvc metrics diff`` and ``dvc exp show`` print a table a person can read. Every value
-is copied from the stage's own summary, rounded as the papers print it (``DIGITS``); a number the summary withholds
-(a win ratio between degenerate outputs, ``lsnmt/eval/degenerate.py``) is left out, never filled in.
+The evaluation stages write their detailed results (every direction, language, seed, signature) as plain outputs.
+Beside them, under ``results/{exp}/metrics/``, each writes
 
-Keys are short, and the same across stages where they mean the same, because ``dvc metrics show`` prints one
-column per key of any file (the default's table is about 190 characters wide, ``tests/test_metrics.py``):
+* ``<stage>.json``, the one file DVC declares as metrics: a number per system, keyed ``<metric>.<system>``
+  (nested JSON that DVC flattens with dots, ``bleu.naive``), so that ``dvc exp show`` names its columns by these
+  short keys (it prefixes the file path only to a key that two files share) and ``dvc metrics diff`` shows what
+  moved; the default's columns fit a 200-character line (``tests/test_metrics.py``);
+* ``<stage>/``, the per-system detail below (a plain output, cached by DVC, not a metric): every test set, every
+  metric, the off-target rate and parameter counts, one flat JSON file per system
+  (``dvc metrics show results/{exp}/metrics/<stage>`` prints it as a table).
 
-* ``evaluate`` (``mt_rows``): ``{test set}/{system}.json``. The experiment's first metric (``evaluate.metrics[0]``,
-  e.g. ``bleu``) with its unweighted direction averages ``all`` (LSL Tables 1-3), ``en-xx`` and ``xx-en`` (LMS-FD
-  Tables 1-3, CLM Tables 1-2; ``lsnmt/eval/aggregate.py``); every other metric (spBLEU, chrF, COMET) as its
-  average over all directions; ``wr``, the win ratio (%) of the first metric against ``evaluate.baseline`` over
-  all directions (LMS-FD Sec. 4, CLM Sec. 4.3); ``offtarget``, the pooled off-target rate (%) on the summary's
-  scope (zero-shot directions, CLM Table 6; else en-xx); ``params`` and ``params_eff``, training parameters and
-  the parameters one direction uses at inference (the largest over directions; LSL's |θ| and |θ_eff|).
+Every value is copied from the stage's own summary, rounded as the papers print it (``DIGITS``); a number the
+summary withholds (a win ratio between degenerate outputs, ``lsnmt/eval/degenerate.py``) is left out, never filled
+in.
+
+Headline (``<stage>.json``, :func:`headline`):
+
+* ``evaluate``: on the first test set, the experiment's first metric (``evaluate.metrics[0]``, e.g. ``bleu``)
+  averaged over all directions per system (LSL Tables 1-3, the average columns of LMS-FD Tables 1-3 and CLM
+  Tables 1-2), and ``wr.<system>``, its win ratio (%) against ``evaluate.baseline`` (LMS-FD Sec. 4, CLM Sec. 4.3);
+* ``task_eval``: ``<task>.<system>``, the F1 averaged over languages (LMS-FD Tables 4-5);
+* ``lm_eval``: ``ppl.<model>``, the perplexity averaged over the pretraining languages (x-elm Table 1);
+* ``lm_icl``: ``<task@shots>.<setting>``, the accuracy (%) averaged over languages (x-elm Table 3).
+
+Detail (``<stage>/``, the ``*_rows`` functions):
+
+* ``evaluate`` (``mt_rows``): ``{test set}/{system}.json``. The first metric with its unweighted direction
+  averages ``all``, ``en-xx`` and ``xx-en`` (``lsnmt/eval/aggregate.py``); every other metric (spBLEU, chrF,
+  COMET) as its average over all directions; ``wr``; ``offtarget``, the pooled off-target rate (%) on the
+  summary's scope (zero-shot directions, CLM Table 6; else en-xx); ``params`` and ``params_eff``, training
+  parameters and the parameters one direction uses at inference (the largest over directions; LSL's |θ| and
+  |θ_eff|).
 * ``task_eval`` (``task_rows``): ``{task}/{system}.json`` (LMS+FD's other route as ``<method>_<route>``, as in
   MT): ``f1`` (NER span F1, QA F1) and, for QA, ``em``, averages over languages of the seed means; ``wr`` on F1
   against naive (LMS-FD Tables 4-5); ``params``, ``params_eff``.
-* ``lm_eval`` (``xelm_ppl_rows``): ``{model}.json``, ``ppl`` averaged over the pretraining languages (x-elm
-  Table 1's avg. column) for seed, dense, TF-IDF top-1 / ensemble and typology experts.
-* ``lm_icl`` (``xelm_icl_rows``): ``{task@shots}/{setting}.json``, ``acc``: the accuracy (%) averaged over
-  languages (x-elm Table 3), one row per task, shots and setting so that every row shares that one column; none
-  while no task ran.
+* ``lm_eval`` (``xelm_ppl_rows``): ``{model}.json``, ``ppl`` for seed, dense, TF-IDF top-1 / ensemble and
+  typology experts.
+* ``lm_icl`` (``xelm_icl_rows``): ``{task@shots}/{setting}.json``, ``acc``; none while no task ran.
 """
 
 from __future__ import annotations
@@ -133,9 +147,33 @@ def xelm_icl_rows(summary: Mapping[str, Any]) -> Rows:
     }
 
 
-def metrics_dir(exp: str, stage: str) -> Path:
-    """``results/{exp}/metrics/{stage}``: the metrics folder a stage declares (``lsnmt/graph/table.py``)."""
-    return Path("results") / exp / "metrics" / stage
+HEADLINE = {"evaluate": ("wr",), "task_eval": ("f1",), "lm_eval": ("ppl",), "lm_icl": ("acc",)}
+"""The detail keys each stage's headline keeps (``evaluate`` also keeps its first metric's ``all`` average)."""
+
+
+def headline(stage: str, rows: Rows) -> dict[str, dict[str, float]]:
+    """The short-keyed numbers of ``<stage>.json`` (module docstring) from the stage's detail ``rows``.
+
+    ``evaluate``: rows of the first test set only (the first row's folder: :func:`mt_rows` lists it first);
+    ``lm_eval``: ``{"ppl": {model: ppl}}``; ``task_eval`` / ``lm_icl``: ``{group: {system: value}}``, the group
+    being the row's folder (task, or task@shots)."""
+    if stage not in HEADLINE:
+        raise ValueError(f"no headline for stage {stage!r}: one of {', '.join(HEADLINE)}")
+    out: dict[str, dict[str, float]] = {}
+    first = next(iter(rows), "").rpartition("/")[0]
+    for rel, row in rows.items():
+        group, _, name = rel.rpartition("/")
+        system = name.removesuffix(".json")
+        if stage == "evaluate":
+            if group != first:
+                continue
+            for metric, value in row.items():
+                if isinstance(value, Mapping) and "all" in value:  # the first metric: its direction averages
+                    out.setdefault(metric, {})[system] = value["all"]
+        for key in HEADLINE[stage]:
+            if key in row:
+                out.setdefault(group if stage in ("task_eval", "lm_icl") else key, {})[system] = row[key]
+    return out
 
 
 def write_rows(out: Path, rows: Rows) -> None:
@@ -145,3 +183,11 @@ def write_rows(out: Path, rows: Rows) -> None:
             if Path(rel).is_absolute() or ".." in Path(rel).parts:
                 raise ValueError(f"metrics file {rel!r} lies outside {out}")
             write_json(tmp / rel, row)
+
+
+def write_metrics(stage: str, rows: Rows, detail: Path, headline_file: Path) -> None:
+    """Write the stage's per-system ``rows`` as the folder ``detail`` (``results/{exp}/metrics/{stage}``,
+    :data:`lsnmt.paths.METRICS`) and their :func:`headline` as ``headline_file`` (``.../{stage}.json``,
+    :data:`lsnmt.paths.METRICS_FILE`, DVC's metrics)."""
+    write_rows(detail, rows)
+    write_json(headline_file, headline(stage, rows))

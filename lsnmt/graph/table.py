@@ -125,9 +125,10 @@ def _lm(name: str, deps: tuple[str, ...], out: Out | tuple[Out, ...], each: str 
                  needs="xelm", job=job, picks=picks)
 
 
-def _metrics(stage: str) -> Out:
-    """The headline metrics folder of an evaluation stage (``lsnmt/eval/metrics.py``: one small JSON per system)."""
-    return Out(P.METRICS.replace("{stage}", stage), "metrics")
+def _metrics(stage: str) -> tuple[Out, Out]:
+    """An evaluation stage's headline file, DVC's metrics, and the folder of its per-system detail, a plain output
+    (``lsnmt/eval/metrics.py``)."""
+    return (Out(P.METRICS_FILE.replace("{stage}", stage), "metrics"), Out(P.METRICS.replace("{stage}", stage)))
 
 
 STAGES: tuple[Stage, ...] = (
@@ -162,7 +163,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(name="evaluate", log="logs/{exp}/evaluate.log",
           deps=(P.TRANSLATED, P.TRAINED, P.PREPARED, P.SPM,
                 P.BIN),
-          outs=(Out(P.EVALUATE, cache=False), _metrics("evaluate")),
+          outs=(Out(P.EVALUATE, cache=False), *_metrics("evaluate")),
           params=("data", "decode", "evaluate", "method_cfg"), jobs=("methods",), needs="translation",
           threads=("evaluate.cpu_threads", 2)),
     Stage(name="task_prep", log="logs/{exp}/task_prep.log", deps=(P.RAW,), outs=_outs(P.TASK_DATA),
@@ -171,7 +172,7 @@ STAGES: tuple[Stage, ...] = (
           outs=_outs(P.TASKS), params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods"),
           needs="tasks", threads=2, job="gpu"),
     Stage(name="task_eval", log="logs/{exp}/task_eval.log", deps=(P.TASKS, P.TASK_DATA),
-          outs=(Out(P.TASK_EVAL, cache=False), _metrics("task_eval")),
+          outs=(Out(P.TASK_EVAL, cache=False), *_metrics("task_eval")),
           params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods"), needs="tasks", local=True),
     Stage(name="params", log="logs/params.log", per_experiment=False, deps=(P.PAPER,),
           outs=(Out(P.PARAMS_CSV, cache=False),),
@@ -196,9 +197,9 @@ STAGES: tuple[Stage, ...] = (
     _lm("lm_lapt", (P.CLUSTER, P.EXPERTS), Out(P.LAPT),
         picks=((P.EXPERTS, dense_expert),), job="lm_train"),
     _lm("lm_eval", (P.CLUSTER, P.SEED, P.EXPERTS, P.HMRS, P.LAPT),
-        (Out(P.LM_EVAL, cache=False), _metrics("lm_eval")), jobs=("xelm_experts", "xelm_targets")),
+        (Out(P.LM_EVAL, cache=False), *_metrics("lm_eval")), jobs=("xelm_experts", "xelm_targets")),
     _lm("lm_icl", (P.CLUSTER, P.SEED, P.EXPERTS),
-        (Out(P.ICL, cache=False), _metrics("lm_icl")), jobs=("xelm_experts",), params=("download", "xelm")),
+        (Out(P.ICL, cache=False), *_metrics("lm_icl")), jobs=("xelm_experts",), params=("download", "xelm")),
     Stage(name="report", log="logs/{exp}/report.log",
           deps=(P.EVALUATE, P.TASK_EVAL, P.PREPARED, P.PARAMS_CSV,
                 P.PAPER, P.SEARCH, P.LM_EVAL, P.ICL, P.CLAIM),

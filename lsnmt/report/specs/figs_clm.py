@@ -18,7 +18,7 @@ import shutil
 from pathlib import Path
 
 from lsnmt.report.cells import Avg, Params, Row
-from lsnmt.report.figures import FigureOut, figure, not_run_panel, save
+from lsnmt.report.figures import FigureOut, Panel, draw_panels
 from lsnmt.report.runs import Results, Run
 
 PAPER = "CLM (Liu et al. 2022)"
@@ -58,25 +58,24 @@ def _plot(ax, pts: dict[str, list[tuple]], title: str) -> None:
 
 
 def fig2(results: Results, out_dir: Path, paper_dir: Path | None = None) -> FigureOut:
+    """Per side, ours from the OPUS-100 CLM sweep and the embedded default's points; a side without scores, and
+    the paper's (it prints no numbers), are one line of text below the panels."""
     del paper_dir
     default = results.run("default")
-    with figure(width=10.5, height=6.2, ncols=3, nrows=2) as (fig, axes):
-        any_ours = False
-        for i, side in enumerate(("en-xx", "xx-en")):
-            not_run_panel(axes[i][0], f"paper {side}: the paper prints no numbers for Figure 2, only the plot")
-            name = CLM_RUNS[side]  # CLM's en-xx and xx-en models are separate experiments
-            ours = _points(results, results.run(name), SWEEP, side)
-            any_ours |= bool(ours)
-            if ours:
-                _plot(axes[i][1], ours, f"ours: {name}, {side}")
-            else:
-                not_run_panel(axes[i][1], f"experiment {name} ({side})")
-            dflt = _points(results, default, DEFAULT_POINTS, side)
-            if dflt:
-                _plot(axes[i][2], dflt, f"embedded default, {side} (NOT comparable)")
-            else:
-                not_run_panel(axes[i][2], f"default run: no adapter/clsr/sclm/mclm scores ({side})")
-        files = save(fig, out_dir / "clm", "figure2")
+    panels: list[Panel] = []
+    any_ours = False
+    for side in ("en-xx", "xx-en"):
+        panels.append(Panel(f"paper {side}: the paper prints no numbers for Figure 2, only the plot"))
+        name = CLM_RUNS[side]  # CLM's en-xx and xx-en models are separate experiments
+        ours = _points(results, results.run(name), SWEEP, side)
+        any_ours |= bool(ours)
+        panels.append(Panel(f"experiment {name} ({side})",
+                            (lambda ax, o=ours, t=f"ours: {name}, {side}": _plot(ax, o, t)) if ours else None))
+        dflt = _points(results, default, DEFAULT_POINTS, side)
+        panels.append(Panel(f"default run: no adapter/clsr/sclm/mclm scores ({side})",
+                            (lambda ax, d=dflt, t=f"embedded default, {side} (NOT comparable)": _plot(ax, d, t))
+                            if dflt else None))
+    files = draw_panels(panels, out_dir / "clm", "figure2", ncols=2)
     return FigureOut("clm", "Figure 2", "Gain over the multilingual model vs model size: Adapter, CLSR, sCLM, mCLM "
                      "(ours: opus100_clm_enxx / _xxen sweeps; default run separately; the paper prints no numbers)",
                      "not run" if not any_ours else "ours", tuple(str(p.relative_to(out_dir.parent)) for p in files))
@@ -146,28 +145,27 @@ def _sweep_panel(ax, pts: list[tuple[int, float]], side: str, title: str, thresh
 
 
 def fig4(results: Results, out_dir: Path, paper_dir: Path | None = None) -> FigureOut:
-    """Per side: the paper's panel (no numbers), ours from the OPUS-100 CLM experiment, and the embedded default
-    run's sweep when it has one (``method_cfg.sclm.sweep_top_w``; NOT comparable, as in Figure 2)."""
+    """Per side: ours from the OPUS-100 CLM experiment, and the embedded default run's sweep when it has one
+    (``method_cfg.sclm.sweep_top_w``; NOT comparable, as in Figure 2). The paper's panel (no numbers, its text's
+    threshold) and a side without scores are one line of text below the panels."""
     del paper_dir
     any_ours = False
     default = results.run("default")
-    with figure(width=13.0, height=6.2, ncols=3, nrows=2) as (fig, axes):
-        for i, side in enumerate(("en-xx", "xx-en")):
-            not_run_panel(axes[i][0], f"paper {side}: the paper prints no numbers\nfor Figure 4, only the plot; "
-                          f"its text:\n\"degrades only when w < {PAPER_THRESHOLD[side]}\"")
-            name = CLM_RUNS[side]
-            pts = sweep_points(results, results.run(name), side)
-            any_ours |= bool(pts)
-            if pts:
-                _sweep_panel(axes[i][1], pts, side, f"ours: {name}, {side}", threshold=True)
-            else:
-                not_run_panel(axes[i][1], f"experiment {name}:\nno {SWEEP_METHOD}_w<w> scores ({side})")
-            dflt = sweep_points(results, default, side)
-            if dflt:
-                _sweep_panel(axes[i][2], dflt, side, f"embedded default, {side} (NOT comparable)", threshold=False)
-            else:
-                not_run_panel(axes[i][2], f"default run: no {SWEEP_METHOD}_w<w> scores ({side})")
-        files = save(fig, out_dir / "clm", "figure4")
+    panels: list[Panel] = []
+    for side in ("en-xx", "xx-en"):
+        panels.append(Panel(f"paper {side}: the paper prints no numbers for Figure 4, only the plot; its text: "
+                            f"\"degrades only when w < {PAPER_THRESHOLD[side]}\""))
+        name = CLM_RUNS[side]
+        pts = sweep_points(results, results.run(name), side)
+        any_ours |= bool(pts)
+        panels.append(Panel(f"experiment {name}: no {SWEEP_METHOD}_w<w> scores ({side})",
+                            (lambda ax, p=pts, s=side, t=f"ours: {name}, {side}": _sweep_panel(ax, p, s, t, True))
+                            if pts else None))
+        dflt = sweep_points(results, default, side)
+        panels.append(Panel(f"default run: no {SWEEP_METHOD}_w<w> scores ({side})",
+                            (lambda ax, p=dflt, s=side, t=f"embedded default, {side} (NOT comparable)":
+                             _sweep_panel(ax, p, s, t, False)) if dflt else None))
+    files = draw_panels(panels, out_dir / "clm", "figure4", ncols=2)
     return FigureOut("clm", "Figure 4", "∆BLEU of sCLM keeping only the w largest feature proportions per token "
                      "(top-w sparsity, Sec. 5.4), en-xx and xx-en on OPUS-100 (ours: one trained sclm per "
                      "experiment decoded with each w of sweep_top_w; default run separately; the paper prints no "

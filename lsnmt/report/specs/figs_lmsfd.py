@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lsnmt.report import paper as paper_tables
 from lsnmt.report.cells import Avg, Params, Row
-from lsnmt.report.figures import FigureOut, figure, not_run_panel, save
+from lsnmt.report.figures import FigureOut, Panel, draw_panels, figure, save
 from lsnmt.report.runs import DEFAULTS, Results, Run
 
 PAPER = "LMS-FD (Xu et al. 2023)"
@@ -75,17 +75,13 @@ def fig1(results: Results, out_dir: Path, paper_dir: Path | None = None) -> Figu
                                     for e in (4, 8, 12, 16)]}
     ours = _our_fig1(results, results.run("opus15"), sweep)
     default = _our_fig1(results, results.run("default"), {"LMS": [Row("lms")], "Switch Transformer": [Row("switch")]})
-    with figure(width=10.5, height=3.4, ncols=3) as (fig, axes):
-        _plot(axes[0][0], paper_pts, "paper (Table 9, OPUS-15)")
-        if ours:
-            _plot(axes[0][1], ours, "ours: opus15")
-        else:
-            not_run_panel(axes[0][1], "experiment opus15")
-        if default:
-            _plot(axes[0][2], default, "embedded default (NOT comparable)")
-        else:
-            not_run_panel(axes[0][2], "default run has no lms/switch")
-        files = save(fig, out_dir / "lmsfd", "figure1")
+    panels = [
+        Panel("paper: Table 9 missing", lambda ax: _plot(ax, paper_pts, "paper (Table 9, OPUS-15)")),
+        Panel("experiment opus15", (lambda ax: _plot(ax, ours, "ours: opus15")) if ours else None),
+        Panel("default run has no lms/switch",
+              (lambda ax: _plot(ax, default, "embedded default (NOT comparable)")) if default else None),
+    ]
+    files = draw_panels(panels, out_dir / "lmsfd", "figure1", ncols=3, panel_w=3.5, panel_h=3.4)
     status = "not run"
     if ours:
         diffs = [abs(y - py) for fam in ours for (x, y), (_, py) in zip(sorted(ours[fam]), sorted(paper_pts[fam]),

@@ -34,7 +34,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lsnmt.report.cells import Avg, DataCount, DirMean, GroupPair, MatrixDir, Params, Row
-from lsnmt.report.figures import FigureOut, figure, not_run_panel, save
+from lsnmt.report.figures import FigureOut, Panel, draw_panels
 from lsnmt.report.runs import Results, Run
 from lsnmt.report.table import Binding
 
@@ -197,16 +197,13 @@ def _plot_weights(ax, arch: dict, title: str) -> None:
 def fig3(results: Results, out_dir: Path, paper_dir: Path | None = None) -> FigureOut:
     del paper_dir
     ours, dflt = _search(results.run("flores10_lsl"), "nas"), _search(results.run("default"), "lsl_search")
-    with figure(width=10.0, height=3.4, ncols=2) as (fig, axes):
-        if ours:
-            _plot_weights(axes[0][0], ours, "ours: flores10_lsl search `nas`")
-        else:
-            not_run_panel(axes[0][0], "search `nas` of experiment flores10_lsl (the paper prints no numbers)")
-        if dflt:
-            _plot_weights(axes[0][1], dflt, "embedded default (NOT comparable)")
-        else:
-            not_run_panel(axes[0][1], "the default run's search `lsl_search`")
-        files = save(fig, out_dir / "lsl", "figure3")
+    panels = [
+        Panel("search `nas` of experiment flores10_lsl (the paper prints no numbers)",
+              (lambda ax: _plot_weights(ax, ours, "ours: flores10_lsl search `nas`")) if ours else None),
+        Panel("the default run's search `lsl_search`",
+              (lambda ax: _plot_weights(ax, dflt, "embedded default (NOT comparable)")) if dflt else None),
+    ]
+    files = draw_panels(panels, out_dir / "lsl", "figure3", ncols=2, panel_w=5.0, panel_h=3.4)
     return FigureOut("lsl", "Figure 3", "Converged mixing weights (shared / source / target) per encoder layer of "
                      "the architecture search, mean ± std over seeds", "ours" if ours else "not run",
                      tuple(str(p.relative_to(out_dir.parent)) for p in files))
@@ -221,14 +218,13 @@ def fig4(results: Results, out_dir: Path, paper_dir: Path | None = None) -> Figu
             v = Avg(metric="chrf", subset="all").value(results, run, Row("naive" if n == 0 else f"lsl_n{n}"))
             if v is not None:
                 pts.append((n, v))
-    with figure(width=5.0, height=3.4) as (fig, axes):
-        if pts:
-            axes[0][0].plot([n for n, _ in pts], [v for _, v in pts], marker="o")
-            axes[0][0].set_xlabel("number of LSLs")
-            axes[0][0].set_ylabel("chrF")
-        else:
-            not_run_panel(axes[0][0], "experiment flores10_lsl (naive, lsl_n2 ... lsl_n16)")
-        files = save(fig, out_dir / "lsl", "figure4")
+    def draw(ax) -> None:
+        ax.plot([n for n, _ in pts], [v for _, v in pts], marker="o")
+        ax.set_xlabel("number of LSLs")
+        ax.set_ylabel("chrF")
+
+    files = draw_panels([Panel("experiment flores10_lsl (naive, lsl_n2 ... lsl_n16)", draw if pts else None)],
+                        out_dir / "lsl", "figure4", ncols=1, panel_w=5.0, panel_h=3.4)
     return FigureOut("lsl", "Figure 4", "chrF vs the number of LSLs (half source-indexed at the bottom, half "
                      "target-indexed at the top)", "ours" if pts else "not run",
                      tuple(str(p.relative_to(out_dir.parent)) for p in files))

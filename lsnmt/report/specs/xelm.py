@@ -25,7 +25,7 @@
   of the 16 sizes' sum; the unseen HMR targets print none, as the paper's "(–)"), 1 decimal, 2 below 0.1% (as
   "0.05%"). Only the size is compared (2% relative). The XGLM Size column (CC100-XL) is not ours: unbound.
 * Figure 2 (typology hierarchy, ``cluster/typology/hierarchy.json``), Figure 3 (perplexity vs number of
-  experts) and Figure 4 (gain vs training tokens).
+  experts) and Figure 4 (gain vs training tokens): :mod:`lsnmt.report.specs.figs_xelm`.
 
 Paper scale is ``mc4_xelm``: its single budget of 10.5B tokens (20,000 updates of 524,288 tokens) fills the
 10.5B-token columns of Table 1; Tables 3, 8 and 9-11 print the paper's 21B-token models, so ours there are at
@@ -44,12 +44,10 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from lsnmt.report import paper as paper_tables
 from lsnmt.report.cells import Kind, Row, Selector
-from lsnmt.report.figures import FigureOut, figure, not_run_panel, save
 from lsnmt.report.runs import Results, Run
 from lsnmt.report.table import Binding, paper_value
 from lsnmt.xelm.config import DENSE
@@ -367,87 +365,3 @@ BINDINGS = {
     ("xelm", "table10"): _icl_langs(10, "xstorycloze"),
     ("xelm", "table11"): _icl_langs(11, "pawsx"),
 }
-
-
-def _hierarchy(run: Run | None) -> dict | None:
-    return None if run is None else run.json("xelm/cluster/typology/hierarchy.json")
-
-
-def fig2(results: Results, out_dir: Path, paper_dir: Path | None = None) -> FigureOut:
-    del paper_dir
-    ours, dflt = _hierarchy(results.run("mc4_xelm")), _hierarchy(results.run("default"))
-    with figure(width=10.0, height=3.8, ncols=2) as (fig, axes):
-        for ax, h, title in ((axes[0][0], ours, "ours: mc4_xelm"), (axes[0][1], dflt, "embedded default")):
-            if not h:
-                not_run_panel(ax, f"{title}: typology clustering")
-                continue
-            rounds = h["rounds"]
-            for y, r in enumerate(rounds):
-                ax.text(0.0, y, f"k={r['k']}: " + "  |  ".join(" ".join(c) for c in r["clusters"]), fontsize=7,
-                        va="center")
-            ax.set_ylim(-0.5, len(rounds) - 0.5)
-            ax.set_xlim(0, 1)
-            ax.axis("off")
-            ax.set_title(f"{title} ({h.get('feature_set', '')}, {h.get('linkage', '')} linkage)", fontsize=8)
-        files = save(fig, out_dir / "xelm", "figure2")
-    return FigureOut("xelm", "Figure 2", "Typology hierarchy: languages merged greedily by URIEL distance between "
-                     "clusters (xelm.typology.linkage, in each panel's title), one line per round",
-                     "ours" if ours else "not run",
-                     tuple(str(p.relative_to(out_dir.parent)) for p in files))
-
-
-def _fig3_points(run: Run | None) -> dict[str, list[tuple[int, float]]]:
-    rows = _tsv(run, "figure3.tsv") or []
-    acc: dict[tuple[str, int], list[float]] = {}
-    for r in rows:
-        acc.setdefault((r["method"], int(r["k"])), []).append(float(r["ppl"]))
-    out: dict[str, list[tuple[int, float]]] = {}
-    for (method, k), v in sorted(acc.items()):
-        out.setdefault(method, []).append((k, sum(v) / len(v)))
-    return out
-
-
-def fig3(results: Results, out_dir: Path, paper_dir: Path | None = None) -> FigureOut:
-    del paper_dir
-    ours, dflt = _fig3_points(results.run("mc4_xelm")), _fig3_points(results.run("default"))
-    with figure(width=10.0, height=3.4, ncols=2) as (fig, axes):
-        for ax, pts, title in ((axes[0][0], ours, "ours: mc4_xelm"),
-                               (axes[0][1], dflt, "embedded default (NOT comparable)")):
-            if not pts:
-                not_run_panel(ax, title)
-                continue
-            for method, xy in pts.items():
-                ax.plot([k for k, _ in xy], [p for _, p in xy], marker="o", label=method)
-            ax.set_xlabel("number of experts k")
-            ax.set_ylabel("average perplexity")
-            ax.set_title(title, fontsize=9)
-            ax.legend(fontsize=7)
-        files = save(fig, out_dir / "xelm", "figure3")
-    return FigureOut("xelm", "Figure 3", "Average perplexity vs number of experts k (the paper prints no numbers)",
-                     "ours" if ours else "not run", tuple(str(p.relative_to(out_dir.parent)) for p in files))
-
-
-def fig4(results: Results, out_dir: Path, paper_dir: Path | None = None) -> FigureOut:
-    del paper_dir
-    got = {name: _tsv(results.run(name), "figure4.tsv") for name in ("mc4_xelm", "default")}
-    with figure(width=10.0, height=3.4, ncols=2) as (fig, axes):
-        for ax, name in ((axes[0][0], "mc4_xelm"), (axes[0][1], "default")):
-            rows = got[name]
-            if not rows:
-                not_run_panel(ax, f"experiment {name}")
-                continue
-            x = [float(r["train_tokens"]) for r in rows]
-            ax.scatter(x, [float(r["gain_vs_seed"]) for r in rows], marker="o", label="vs seed LM")
-            ax.scatter(x, [float(r["gain_vs_dense"]) for r in rows], marker="^", label="vs dense")
-            for r, xi in zip(rows, x, strict=True):
-                ax.annotate(r["lang"], (xi, float(r["gain_vs_dense"])), fontsize=6)
-            ax.set_xscale("log")
-            ax.set_xlabel("training tokens")
-            ax.set_ylabel("perplexity gain (typology experts)")
-            ax.set_title(name if name != "default" else f"embedded {results.run(name).name} (NOT comparable)",
-                         fontsize=9)
-            ax.legend(fontsize=7)
-        files = save(fig, out_dir / "xelm", "figure4")
-    return FigureOut("xelm", "Figure 4", "Perplexity gain of the typology experts over the seed LM and the dense "
-                     "model vs the language's training tokens", "ours" if got["mc4_xelm"] else "not run",
-                     tuple(str(p.relative_to(out_dir.parent)) for p in files))
