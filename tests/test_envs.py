@@ -245,3 +245,40 @@ def test_packaging_metadata_has_no_deprecated_license_table() -> None:
         Requirement(r).name == "setuptools" and not Requirement(r).specifier.contains("76.9")
         for r in data["build-system"]["requires"]
     )
+
+
+def _fake_venv(folder: Path, pip_rc: int) -> None:
+    """A repository copy whose ``.venv/bin/python`` has torch and whose pip writes 300 warning lines, then exits
+    ``pip_rc``; the stamp is stale, so scripts/env.sh reinstalls the project."""
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "envs").mkdir()
+    for rel in ("scripts/env.sh", "pyproject.toml", "envs/constraints.txt"):
+        (folder / rel).write_bytes((ROOT / rel).read_bytes())
+    bin_dir = folder / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "activate").write_text("", encoding="utf-8")
+    python = bin_dir / "python"
+    python.write_text(
+        "#!/usr/bin/env bash\n"
+        f'if [ "$1" = -m ]; then for i in $(seq 300); do echo "WARNING: index $i is ignored"; done; exit {pip_rc}; fi\n'
+        "exit 0\n",
+        encoding="utf-8",
+    )
+    python.chmod(0o755)
+
+
+def test_env_sh_keeps_pips_output_in_a_log_and_shows_its_end_on_failure(tmp_path: Path) -> None:
+    """A (re)install prints one line per pip step, pip's own output goes to .venv/install.log; a failing pip stops
+    the script with the log's end on stderr."""
+    quiet, failing = tmp_path / "ok", tmp_path / "bad"
+    for folder, rc in ((quiet, 0), (failing, 1)):
+        _fake_venv(folder, rc)
+    ok = subprocess.run(["bash", "-c", "source scripts/env.sh"], cwd=quiet, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert (ok.stdout + ok.stderr).count("\n") == 1 and "log: .venv/install.log" in ok.stderr
+    assert (quiet / ".venv" / "install.log").read_text(encoding="utf-8").count("WARNING") == 300
+    assert (quiet / ".venv" / ".lsnmt-installed").exists()
+    bad = subprocess.run(["bash", "-c", "source scripts/env.sh"], cwd=failing, capture_output=True, text=True)
+    assert bad.returncode != 0 and "failed; the end of .venv/install.log" in bad.stderr
+    assert "WARNING: index 300 is ignored" in bad.stderr and "index 200 " not in bad.stderr
+    assert not (failing / ".venv" / ".lsnmt-installed").exists()
