@@ -326,3 +326,11 @@ def test_dvc_plots_show_draws_every_training_curve(repo: tuple[Path, list[str]])
     assert not shown.get("errors"), shown.get("errors")
     curves = {k for k in shown["data"] if k.endswith("curve.tsv")}
     assert curves == {f"results/default/train/{m}/curve.tsv" for m in methods}
+
+
+def test_a_stage_without_numbers_writes_no_empty_folder(tmp_path: Path) -> None:
+    """lm_icl on the default has no data: its detail folder holds a status file (DVC warned "is empty" of the
+    folder in a fresh-clone run) and its headline is empty."""
+    write_metrics("lm_icl", {}, tmp_path / "lm_icl", tmp_path / "lm_icl.json")
+    assert [p.name for p in (tmp_path / "lm_icl").iterdir()] == ["status.json"]
+    assert json.loads((tmp_path / "lm_icl.json").read_text(encoding="utf-8")) == {}
