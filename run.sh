@@ -8,6 +8,8 @@
 #                                  when torch sees CUDA. On DVC a switch is `dvc exp run -S experiment=...`.
 #   FRONTEND=dvc|snakemake ./run.sh  the front end (default: dvc on a CPU, snakemake on a GPU); extra arguments go
 #                                  to it (e.g. --cores 4 or --config experiment=X); clusters: snakemake --profile slurm
+# DVC runs through lsnmt.graph.brief: each stage prints its own start, progress and end lines, so DVC's five lines
+# per stage are held back (its warnings and errors are not); `dvc repro` by hand prints them all.
 set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/env.sh
@@ -22,8 +24,8 @@ if [ "$frontend" = snakemake ]; then
   fi
   snakemake --cores "${CORES:-${cores:-2}}" "$@"
 elif [ ${#switch[@]} -gt 0 ]; then
-  dvc exp run "${switch[@]}" "$@"
+  python -m lsnmt.graph.brief exp run "${switch[@]}" "$@"
 else
-  dvc repro "$@"
+  python -m lsnmt.graph.brief repro "$@"
 fi
 echo "run.sh: done. Open reports/index.html (the results, then every table and figure); dvc metrics show"

@@ -82,13 +82,39 @@ def test_progress_off_a_terminal_logs_lines_at_the_interval(console: io.StringIO
 
 
 def test_a_slow_loop_writes_at_most_lines_per_loop(console: io.StringIO, monkeypatch) -> None:
-    """Every update slower than the interval (a loaded machine): one line per 1/20 of the loop, not per update."""
+    """Every update slower than the interval (a loaded machine): one line per 1/10 of the loop, not per update."""
     monkeypatch.setenv("LSNMT_PROGRESS", "log")
     with Progress(200, "train", "update", every=0.0) as bar:
         for _ in range(200):
             bar.update()
     lines = console.getvalue().splitlines()
-    assert len(lines) == 20 + 1 and lines[0].startswith("train: 10/200 update (5%)")
+    assert len(lines) == 10 + 1 and lines[0].startswith("train: 20/200 update (10%)")
+
+
+def test_a_loop_inside_a_loop_writes_to_the_log_file_only(console: io.StringIO, monkeypatch) -> None:
+    """The claim stage trains a dozen models inside its loop over jobs: the console follows the jobs (one line
+    each at most), the trainings' start lines and progress go to the log file (here: a second handler)."""
+    from lsnmt.train.announce import announce
+
+    monkeypatch.setenv("LSNMT_PROGRESS", "log")
+    everything = io.StringIO()
+    logging.getLogger().addHandler(file_like := logging.StreamHandler(everything))
+    try:
+        with Progress(3, "claim", "job", every=0.0) as jobs:
+            for _ in range(3):
+                announce(logging.getLogger("lsnmt.train.trainer"), "train: 10 parameters")
+                with Progress(4, "train", "update", every=0.0) as bar:
+                    for _ in range(4):
+                        bar.update()
+                jobs.update()
+        announce(logging.getLogger("lsnmt.train.trainer"), "train: after the loop")
+    finally:
+        logging.getLogger().removeHandler(file_like)
+    shown = console.getvalue().splitlines()
+    assert [line.split(":")[0] for line in shown] == ["claim"] * 4 + ["train"], shown
+    assert shown[-1] == "train: after the loop"
+    logged = everything.getvalue()
+    assert logged.count("train: 10 parameters") == 3 and logged.count("train: 4/4 update in") == 3
 
 
 def test_a_short_loop_stays_off_the_console(console: io.StringIO, monkeypatch) -> None:

@@ -12,6 +12,8 @@ carriage-return bar is written, so log files hold whole lines only.
   still writes a bounded log)
   and a closing line ``desc: 200/200 update in 95 s`` (to the log file only when no interval line was written:
   a short loop stays off the console).
+* a loop inside another one (the claim stage's trainings inside its loop over jobs) writes its lines to the log
+  file only: the console follows the outer loop (:func:`in_a_loop`; the training start line asks it too).
 * :func:`progress` ``(iterable, desc)``: the same around an iterable.
 
 ``LSNMT_PROGRESS_SECONDS`` sets the interval (default 30 s); ``LSNMT_PROGRESS=bar|log`` forces the mode.
@@ -23,6 +25,7 @@ import logging
 import os
 import sys
 import time
+import weakref
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
@@ -31,11 +34,19 @@ from tqdm import tqdm
 from lsnmt.runner.console import CONSOLE
 
 T = TypeVar("T")
-LINES = 20
+LINES = 10
 """At most this many interval lines per loop of known length."""
 INTERVAL = 30.0
 """Seconds between two progress lines off a terminal (``LSNMT_PROGRESS_SECONDS``)."""
 log = logging.getLogger("lsnmt.runner.progress")
+_OPEN: weakref.WeakSet[Progress] = weakref.WeakSet()
+"""The log-mode loops now running (a loop never closed leaves with its object)."""
+
+
+def in_a_loop() -> bool:
+    """A reporting :class:`Progress` is open: what runs now is one item of its loop, so its lines go to the log
+    file only."""
+    return any(p.enabled for p in _OPEN)
 
 
 def on_terminal() -> bool:
@@ -79,6 +90,9 @@ class Progress:
         self.enabled = enabled
         self.every = interval() if every is None else every
         self.bar = tqdm(total=total, initial=initial, desc=desc, unit=unit) if enabled and on_terminal() else None
+        self.console = None if in_a_loop() else CONSOLE
+        if enabled and self.bar is None:
+            _OPEN.add(self)
         self.start = self.last = time.perf_counter()
         self.last_n = initial
         self.lines = 0
@@ -90,7 +104,7 @@ class Progress:
         elif self.enabled and time.perf_counter() - self.last >= self.every and self._far_enough():
             self.last, self.last_n = time.perf_counter(), self.n
             self.lines += 1
-            self.log.info("%s", self.line(), extra=CONSOLE)
+            self.log.info("%s", self.line(), extra=self.console)
 
     def _far_enough(self) -> bool:
         """``1 / LINES`` of a known total done since the last line (always, for an unknown total)."""
@@ -120,9 +134,10 @@ class Progress:
                 total,
                 self.unit,
                 took,
-                extra=CONSOLE if self.lines else None,
+                extra=self.console if self.lines else None,
             )
         self.enabled = False
+        _OPEN.discard(self)
 
     def __enter__(self) -> Progress:
         return self

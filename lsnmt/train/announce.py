@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from lsnmt.runner.console import CONSOLE
+from lsnmt.runner.progress import in_a_loop
 
 
 class _Sized(Protocol):
@@ -45,5 +46,6 @@ def start_line(
 
 
 def announce(log: logging.Logger, line: str) -> None:
-    """Log ``line`` on the console and in the log file."""
-    log.info("%s", line, extra=CONSOLE)
+    """Log ``line`` in the log file, and on the console unless this training is one item of a loop that reports
+    its own progress (the claim stage's jobs)."""
+    log.info("%s", line, extra=None if in_a_loop() else CONSOLE)
