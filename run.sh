@@ -8,8 +8,9 @@
 #                                  when torch sees CUDA. On DVC a switch is `dvc exp run -S experiment=...`.
 #   FRONTEND=dvc|snakemake ./run.sh  the front end (default: dvc on a CPU, snakemake on a GPU); extra arguments go
 #                                  to it (e.g. --cores 4 or --config experiment=X); clusters: snakemake --profile slurm
-# DVC runs through lsnmt.graph.brief: each stage prints its own start, progress and end lines, so DVC's five lines
-# per stage are held back (its warnings and errors are not); `dvc repro` by hand prints them all.
+# Each stage prints its own start, progress and end lines, so the front ends' per-stage blocks are held back: DVC
+# runs through lsnmt.graph.brief (its warnings and errors kept; `dvc repro` by hand prints everything), Snakemake
+# with `--quiet rules` (its rule blocks list every code file a rule depends on; its progress and errors stay).
 set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/env.sh
@@ -22,7 +23,7 @@ if [ "$frontend" = snakemake ]; then
     set -- --resources "gpu=$(python scripts/scale.py gpu --slots)" "$@"
     cores=$(nproc)
   fi
-  snakemake --cores "${CORES:-${cores:-2}}" "$@"
+  snakemake --cores "${CORES:-${cores:-2}}" --quiet rules "$@"
 elif [ ${#switch[@]} -gt 0 ]; then
   python -m lsnmt.graph.brief exp run "${switch[@]}" "$@"
 else
