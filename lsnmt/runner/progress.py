@@ -40,13 +40,13 @@ INTERVAL = 30.0
 """Seconds between two progress lines off a terminal (``LSNMT_PROGRESS_SECONDS``)."""
 log = logging.getLogger("lsnmt.runner.progress")
 _OPEN: weakref.WeakSet[Progress] = weakref.WeakSet()
-"""The log-mode loops now running (a loop never closed leaves with its object)."""
+"""The reporting log-mode loops not yet closed (a loop never closed leaves with its object)."""
 
 
 def in_a_loop() -> bool:
     """A reporting :class:`Progress` is open: what runs now is one item of its loop, so its lines go to the log
     file only."""
-    return any(p.enabled for p in _OPEN)
+    return bool(_OPEN)
 
 
 def on_terminal() -> bool:
