@@ -45,10 +45,14 @@ from lsnmt.config import TrainConfig
 class AdamSettings(Protocol):
     """What :func:`build_optimizer` reads: ``TrainConfig`` (translation) or ``LMTrainConfig`` (x-elm)."""
 
-    adam_betas: tuple[float, ...]
-    adam_eps: float
-    weight_decay: float
-    warmup_init_lr: float
+    @property
+    def adam_betas(self) -> tuple[float, ...]: ...
+    @property
+    def adam_eps(self) -> float: ...
+    @property
+    def weight_decay(self) -> float: ...
+    @property
+    def warmup_init_lr(self) -> float: ...
 
 
 def build_optimizer(params: Iterable[nn.Parameter], cfg: AdamSettings, *, fused: bool = False
