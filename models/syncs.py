@@ -12,7 +12,11 @@ CPU, where the project's default tests run, so that a sync put back into a forwa
   ``aten.is_nonzero``) and indexing with a boolean mask;
 * the host reads that never reach the dispatcher on a CPU tensor (``Tensor.tolist``, ``.numpy``, ``.cpu``,
   ``__array__``) and ``torch.cuda.synchronize`` are wrapped for the duration, counted on the calling thread only
-  (a data-loading thread may read host tensors freely).
+  (a data-loading thread may read host tensors freely);
+* an assignment of a Python number through a tensor index (``t[rows, cols] = 3``): for a CUDA tensor PyTorch makes
+  the number a CPU tensor (``THPVariable_setitem``) and ``index_put_`` copies it to the device with a blocking copy,
+  a synchronisation that a CPU tensor does not make (a number assigned through basic indexing, ``t[:, 0] = 3``, is a
+  fill: no copy).
 
 Use::
 
@@ -95,6 +99,12 @@ def _caller() -> str:
     return "?"
 
 
+def _tensor_index(index: Any) -> bool:
+    """``index`` (of ``t[index] = v``) holds a tensor: advanced indexing, which goes through ``index_put_``."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(i, torch.Tensor) for i in parts)
+
+
 def _bool_index(args: Any) -> bool:
     indices = args[1] if len(args) > 1 else ()
     return any(isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in indices or ())
@@ -137,8 +147,16 @@ def count_syncs() -> Iterator[SyncLog]:
             log.add("cuda.synchronize")
         sync(*args, **kwargs)
 
+    setitem = torch.Tensor.__setitem__
+
+    def set_number(self: torch.Tensor, index: Any, value: Any) -> None:
+        if threading.get_ident() == me and isinstance(value, (bool, int, float)) and _tensor_index(index):
+            log.add("setitem of a Python number through a tensor index")
+        setitem(self, index, value)
+
     for name in HOST_READS:
         setattr(torch.Tensor, name, wrap(name))
+    torch.Tensor.__setitem__ = set_number  # type: ignore[method-assign,assignment]
     torch.cuda.synchronize = synchronize
     try:
         with _SyncMode(log):
@@ -146,4 +164,5 @@ def count_syncs() -> Iterator[SyncLog]:
     finally:
         for name, original in originals.items():
             setattr(torch.Tensor, name, original)
+        torch.Tensor.__setitem__ = setitem  # type: ignore[method-assign]
         torch.cuda.synchronize = sync

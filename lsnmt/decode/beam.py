@@ -68,7 +68,7 @@ class Finalised:
         slot = torch.where(finish, slot, self.bin)  # (B_live, K)
         sent = alive.unsqueeze(1).expand_as(slot)
         self.score[sent, slot] = scores
-        self.length[sent, slot] = step
+        self.length[sent, slot] = torch.full_like(slot, step)  # a device value: a number here would be copied (a sync)
         self.tokens[sent, slot] = tokens
         self.count[alive] = count + finish.sum(1)
 

@@ -39,6 +39,28 @@ def test_each_synchronising_call_is_counted_with_its_place(read):
     assert "test_syncs.py" in syncs.report()
 
 
+def _set_through_index(x):
+    x[torch.tensor([0, 2])] = 3.0
+
+
+def _set_basic(x):
+    x[:, 0] = 3.0 if x.dim() > 1 else x.fill_(3.0)
+
+
+def test_a_number_assigned_through_a_tensor_index_is_counted():
+    """On a CUDA tensor the number becomes a CPU tensor that ``index_put_`` copies to the device with a blocking copy
+    (``THPVariable_setitem``): the per-step sync that beam search had (``Finalised.add``)."""
+    x = torch.zeros(5)
+    with count_syncs() as syncs:
+        _set_through_index(x)
+    assert syncs.count == 1 and "setitem of a Python number" in syncs.report()
+    with count_syncs() as syncs:  # a device value through the index, or a number through basic indexing: no copy
+        x[torch.tensor([0, 2])] = torch.full((2,), 3.0)
+        _set_basic(torch.zeros(2, 2))
+    assert syncs.count == 0, syncs.report()
+    assert x.tolist() == [3.0, 0.0, 3.0, 0.0, 0.0]
+
+
 def test_static_repeat_interleave_and_other_threads_are_not_counted():
     x = torch.randn(5)
     with count_syncs() as syncs:
@@ -50,8 +72,8 @@ def test_static_repeat_interleave_and_other_threads_are_not_counted():
 
 
 def test_wrapped_methods_are_restored():
-    before = torch.Tensor.tolist
+    before, setitem = torch.Tensor.tolist, torch.Tensor.__setitem__
     with count_syncs():
         pass
-    assert torch.Tensor.tolist is before
+    assert torch.Tensor.tolist is before and torch.Tensor.__setitem__ is setitem
     assert torch.tensor([1, 2]).tolist() == [1, 2]
