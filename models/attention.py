@@ -113,6 +113,12 @@ class MultiheadAttention(nn.Module):
     Plain (shared) attention passes ``langs`` only to its projections, which
     ignore it; ``linear`` (default :class:`~models.linear.Linear`) builds the four
     projections, so a language-specific linear map can stand in for them (LMS).
+
+    **Causal self-attention over a whole sequence** (teacher forcing; no cache) ignores ``key_padding_mask`` and
+    runs SDPA's ``is_causal`` (no mask to build or convert; flash attention on a GPU). The sequences are
+    right-padded (the decoder's inputs, the LM's blocks), so a real position never sees a pad after it: its output
+    is what the padding mask gives; only the outputs at pad positions differ, and nothing reads them (losses and
+    routers skip pads, and a later position of the same row is a pad too).
     """
 
     def __init__(self, embed_dim: int, heads: int, *, kdim: int | None = None, vdim: int | None = None,
@@ -184,9 +190,12 @@ class MultiheadAttention(nn.Module):
         b = k.size(0)
         beams = n // b if b else 0
         q = self.q_proj(x, langs).reshape(b, beams * tq, self.heads, self.head_dim).transpose(1, 2)  # (B, H, k Tq, Dh)
-        mask = attention_mask(key_padding_mask, causal and memory is None, tq, k.size(2), x.device)
         p = self.dropout if self.training else 0.0
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # (B, H, k Tq, Dh)
+        if causal and memory is None and cache is None:  # a whole right-padded sequence: see the class docstring
+            out = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)  # (B, H, Tq, Dh)
+        else:
+            mask = attention_mask(key_padding_mask, causal and memory is None, tq, k.size(2), x.device)
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # (B, H, k Tq, Dh)
         out = out.transpose(1, 2).reshape(n, tq, self.embed_dim)  # (N, Tq, D)
         return self.out_proj(out, langs)
 

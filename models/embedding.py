@@ -18,6 +18,8 @@ import math
 import torch
 from torch import Tensor, nn
 
+from models.dropout import Dropout
+
 
 def sinusoidal_table(num_embeddings: int, dim: int, padding_idx: int | None) -> Tensor:
     """fairseq's ``SinusoidalPositionalEmbedding.get_embedding``: ``(num_embeddings, dim)`` float32."""
@@ -84,7 +86,7 @@ class TransformerEmbedding(nn.Module):
         self.tokens = tokens
         self.positions = positions
         self.scale = math.sqrt(tokens.embedding_dim)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, tokens: Tensor, offset: int = 0) -> Tensor:
         """``tokens (B, T)`` -> ``(B, T, D)``; ``offset``: tokens already decoded."""

@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from models.attention import KVCache
+from models.dropout import Dropout
 from models.lang import LangContext
 from models.linear import Linear, LinearFactory
 
@@ -45,7 +46,7 @@ class FeedForward(nn.Module):
         self.act = F.gelu if activation == "gelu" else F.relu
         self.fc1 = linear(embed_dim, ffn_dim)
         self.fc2 = linear(ffn_dim, embed_dim)
-        self.activation_dropout = nn.Dropout(activation_dropout)
+        self.activation_dropout = Dropout(activation_dropout)
         for fc in (self.fc1, self.fc2):
             nn.init.xavier_uniform_(fc.weight)
             nn.init.zeros_(fc.bias)
@@ -64,7 +65,7 @@ class Residual(nn.Module):
     def __init__(self, embed_dim: int, dropout: float, normalize_before: bool) -> None:
         super().__init__()
         self.norm = nn.LayerNorm(embed_dim)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.normalize_before = normalize_before
 
     def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:

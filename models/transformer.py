@@ -53,7 +53,7 @@ class Encoder(nn.Module):
         """``src_tokens (B, S)`` -> encoder states ``(B, S, D)`` and padding mask ``(B, S)``."""
         padding_mask = src_tokens.eq(self.padding_idx)  # (B, S)
         x = self.embed(src_tokens)  # (B, S, D)
-        x = x * (~padding_mask).unsqueeze(-1).type_as(x)
+        x = x.masked_fill(padding_mask.unsqueeze(-1), 0.0)
         for layer in self.layers:
             x = layer(x, langs, padding_mask)
         if self.final_norm is not None:
