@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
@@ -107,12 +108,25 @@ def attention_mask(
     return allowed
 
 
+Fuse = Literal["qkv", "kv"] | None
+"""How a plain attention computes its input projections: ``"qkv"`` (self-attention: ``[Q K V] = x W_qkv^T + b``,
+one matrix multiply), ``"kv"`` (encoder attention: ``Q`` from the queries, ``[K V]`` from the memory in one), or
+``None`` (three maps, each built by the ``linear`` factory: a language-specific map stands in for them)."""
+
+
 class MultiheadAttention(nn.Module):
     """fairseq-style multi-head attention; ``forward(x, langs, memory=None, …)``.
 
     Plain (shared) attention passes ``langs`` only to its projections, which
     ignore it; ``linear`` (default :class:`~models.linear.Linear`) builds the four
     projections, so a language-specific linear map can stand in for them (LMS).
+
+    **Fused projections** (``fuse``, plain maps only): the self-attention's ``W_q, W_k, W_v`` are the three
+    ``(D, D)`` blocks of one ``(3D, D)`` matrix ``qkv_proj`` (an encoder attention's ``W_k, W_v``: ``kv_proj``), so
+    a forward makes one matrix multiply where it made three, and the heads come out of one view: the same maths
+    and the same parameters (each block initialised as fairseq initialises its matrix), a third of the operations
+    a GPU's host dispatches for them. A state dict with separate ``q_proj``/``k_proj``/``v_proj`` (written before
+    the fusion) loads into the fused form.
 
     **Causal self-attention over a whole sequence** (teacher forcing; no cache) ignores ``key_padding_mask`` and
     runs SDPA's ``is_causal`` (no mask to build or convert; flash attention on a GPU). The sequences are
@@ -122,7 +136,7 @@ class MultiheadAttention(nn.Module):
     """
 
     def __init__(self, embed_dim: int, heads: int, *, kdim: int | None = None, vdim: int | None = None,
-                 dropout: float = 0.0, bias: bool = True, linear: LinearFactory = Linear) -> None:
+                 dropout: float = 0.0, bias: bool = True, linear: LinearFactory = Linear, fuse: Fuse = None) -> None:
         super().__init__()
         if embed_dim % heads:
             raise ValueError(f"embed_dim {embed_dim} is not divisible by heads {heads}")
@@ -130,40 +144,93 @@ class MultiheadAttention(nn.Module):
         self.embed_dim, self.heads, self.head_dim = embed_dim, heads, embed_dim // heads
         self.dropout = dropout
         self.qkv_same_dim = kdim == embed_dim and vdim == embed_dim
-        self.q_proj = linear(embed_dim, embed_dim, bias=bias)
-        self.k_proj = linear(kdim, embed_dim, bias=bias)
-        self.v_proj = linear(vdim, embed_dim, bias=bias)
+        if fuse is not None and (linear is not Linear or not self.qkv_same_dim):
+            raise ValueError("fused projections need plain linear maps and kdim == vdim == embed_dim")
+        self.fuse = fuse
+        if fuse == "qkv":
+            self.qkv_proj = Linear(embed_dim, 3 * embed_dim, bias=bias)
+        else:
+            self.q_proj = linear(embed_dim, embed_dim, bias=bias)
+            if fuse == "kv":
+                self.kv_proj = Linear(embed_dim, 2 * embed_dim, bias=bias)
+            else:
+                self.k_proj = linear(kdim, embed_dim, bias=bias)
+                self.v_proj = linear(vdim, embed_dim, bias=bias)
         self.out_proj = linear(embed_dim, embed_dim, bias=bias)
         self.reset_parameters()
 
+    def _input_weights(self) -> list[Tensor]:
+        """``W_k, W_v, W_q`` (fairseq's initialisation order), views into the fused matrices where fused."""
+        d = self.embed_dim
+        if self.fuse == "qkv":
+            w_q, w_k, w_v = self.qkv_proj.weight.view(3, d, d).unbind(0)
+        elif self.fuse == "kv":
+            w_q = self.q_proj.weight
+            w_k, w_v = self.kv_proj.weight.view(2, d, d).unbind(0)
+        else:
+            w_q, w_k, w_v = self.q_proj.weight, self.k_proj.weight, self.v_proj.weight
+        return [w_k, w_v, w_q]
+
     def reset_parameters(self) -> None:
         gain = 1 / math.sqrt(2) if self.qkv_same_dim else 1.0
-        for proj in (self.k_proj, self.v_proj, self.q_proj):
-            nn.init.xavier_uniform_(proj.weight, gain=gain)
+        with torch.no_grad():
+            for w in self._input_weights():
+                nn.init.xavier_uniform_(w, gain=gain)
         nn.init.xavier_uniform_(self.out_proj.weight)
         if self.out_proj.bias is not None:
             nn.init.zeros_(self.out_proj.bias)
 
-    def _heads(self, x: Tensor) -> Tensor:
-        b, t, _ = x.shape
-        return x.view(b, t, self.heads, self.head_dim).transpose(1, 2)  # (B, H, T, Dh)
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any, **kwargs: Any) -> None:
+        """Separate ``q_proj``/``k_proj``/``v_proj`` entries (a state dict from before the fusion, or another
+        toolkit's) become the fused ``qkv_proj``/``kv_proj`` ones."""
+        parts = {"qkv": ("q_proj", "k_proj", "v_proj"), "kv": ("k_proj", "v_proj")}.get(self.fuse or "", ())
+        for p in ("weight", "bias"):
+            keys = [f"{prefix}{name}.{p}" for name in parts]
+            if keys and all(k in state_dict for k in keys):
+                state_dict[f"{prefix}{self.fuse}_proj.{p}"] = torch.cat([state_dict.pop(k) for k in keys])
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
-    def _keys_values(self, x: Tensor, langs: LangContext, memory: Tensor | None,
+    def _split(self, x: Tensor, n: int) -> tuple[Tensor, ...]:
+        """``x (B, T, n D)`` -> ``n`` tensors ``(B, H, T, Dh)`` (views)."""
+        b, t, _ = x.shape
+        return x.view(b, t, n, self.heads, self.head_dim).permute(2, 0, 3, 1, 4).unbind(0)
+
+    def _heads(self, x: Tensor) -> Tensor:
+        """``(B, T, D)`` -> ``(B, H, T, Dh)``."""
+        b, t, _ = x.shape
+        return x.view(b, t, self.heads, self.head_dim).transpose(1, 2)
+
+    def _memory_keys(self, x: Tensor, langs: LangContext, memory: Tensor,
                      cache: KVCache | None) -> tuple[Tensor, Tensor]:
-        if memory is not None:  # cross-attention: static keys, computed once per cache and sentence
-            if cache is not None and cache.k is not None and cache.v is not None:
-                return cache.k, cache.v
+        """Encoder attention's keys and values ``(B, H, S, Dh)``: computed once per cache and sentence."""
+        if cache is not None and cache.k is not None and cache.v is not None:
+            return cache.k, cache.v
+        if self.fuse == "kv":
+            k, v = self._split(self.kv_proj(memory), 2)
+        else:
             if memory.size(0) != x.size(0):  # the memory's sentences, not the beams: their languages
                 langs = langs.take_every(x.size(0) // memory.size(0))
-            k, v = self._heads(self.k_proj(memory, langs)), self._heads(self.v_proj(memory, langs))  # (B, H, S, Dh)
-            if cache is not None:
-                cache.k, cache.v = k, v
-            return k, v
+            k, v = self._heads(self.k_proj(memory, langs)), self._heads(self.v_proj(memory, langs))
+        if cache is not None:
+            cache.k, cache.v = k, v
+        return k, v
+
+    def _self_qkv(self, x: Tensor, langs: LangContext, cache: KVCache | None) -> tuple[Tensor, Tensor, Tensor]:
+        """Self-attention's queries, keys and values ``(B, H, T, Dh)``; with a cache, the keys and values of the
+        earlier steps followed by ``x``'s."""
+        if cache is None and self.fuse == "qkv":
+            q, k, v = self._split(self.qkv_proj(x), 3)
+            return q, k, v
         shape = (x.size(0), x.size(1), self.heads, self.head_dim)
-        k, v = self.k_proj(x, langs).view(shape), self.v_proj(x, langs).view(shape)  # (B, Tq, H, Dh)
+        if self.fuse == "qkv":
+            q_, k_, v_ = self.qkv_proj(x).view(*shape[:2], 3, *shape[2:]).unbind(2)  # (B, Tq, H, Dh) each
+        else:
+            q_, k_, v_ = self.q_proj(x, langs).view(shape), self.k_proj(x, langs).view(shape), \
+                self.v_proj(x, langs).view(shape)
         if cache is None:
-            return k.transpose(1, 2), v.transpose(1, 2)
-        return cache.append(k, v)  # self-attention: after the earlier steps' keys, (B, H, T, Dh)
+            return q_.transpose(1, 2), k_.transpose(1, 2), v_.transpose(1, 2)
+        k, v = cache.append(k_, v_)  # after the earlier steps' keys, (B, H, T, Dh)
+        return q_.transpose(1, 2), k, v
 
     def forward(
         self,
@@ -184,17 +251,22 @@ class MultiheadAttention(nn.Module):
         Returns ``(N, Tq, D)``.
         """
         n, tq = x.size(0), x.size(1)
-        if memory is not None and memory.size(0) != n and n % memory.size(0):
-            raise ValueError(f"{n} query rows cannot be the beams of {memory.size(0)} memory rows")
-        k, v = self._keys_values(x, langs, memory, cache)  # (B, H, Tk, Dh), B = N / beams
-        b = k.size(0)
-        beams = n // b if b else 0
-        q = self.q_proj(x, langs).reshape(b, beams * tq, self.heads, self.head_dim).transpose(1, 2)  # (B, H, k Tq, Dh)
         p = self.dropout if self.training else 0.0
-        if causal and memory is None and cache is None:  # a whole right-padded sequence: see the class docstring
-            out = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)  # (B, H, Tq, Dh)
+        if memory is None:
+            q, k, v = self._self_qkv(x, langs, cache)  # (B, H, Tq | Tk, Dh)
+            if causal and cache is None:  # a whole right-padded sequence: see the class docstring
+                out = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+            else:
+                mask = attention_mask(key_padding_mask, causal, tq, k.size(2), x.device)
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
         else:
-            mask = attention_mask(key_padding_mask, causal and memory is None, tq, k.size(2), x.device)
+            if memory.size(0) != n and n % memory.size(0):
+                raise ValueError(f"{n} query rows cannot be the beams of {memory.size(0)} memory rows")
+            k, v = self._memory_keys(x, langs, memory, cache)  # (B, H, S, Dh), B = N / beams
+            b = k.size(0)
+            beams = n // b if b else 0
+            q = self.q_proj(x, langs).reshape(b, beams * tq, self.heads, self.head_dim).transpose(1, 2)
+            mask = attention_mask(key_padding_mask, False, beams * tq, k.size(2), x.device)
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # (B, H, k Tq, Dh)
         out = out.transpose(1, 2).reshape(n, tq, self.embed_dim)  # (N, Tq, D)
         return self.out_proj(out, langs)

@@ -51,9 +51,10 @@ LayerFactory = Callable[[LayerSpec, "Factories"], nn.Module]
 
 
 def plain_attention(spec: LayerSpec, kind: AttnKind) -> nn.Module:
-    """Shared fairseq multi-head attention (self- or encoder-attention)."""
-    del kind  # same shape either way: encoder and decoder share embed_dim
-    return MultiheadAttention(spec.embed_dim, spec.heads, dropout=spec.attention_dropout)
+    """Shared fairseq multi-head attention (self- or encoder-attention), its input projections fused
+    (:class:`~models.attention.MultiheadAttention`'s ``fuse``: Q, K, V in one matrix; K, V in one)."""
+    return MultiheadAttention(spec.embed_dim, spec.heads, dropout=spec.attention_dropout,
+                              fuse="qkv" if kind == "self" else "kv")
 
 
 def plain_ffn(spec: LayerSpec) -> nn.Module:

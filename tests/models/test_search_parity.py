@@ -141,7 +141,7 @@ def test_cross_attention_projected_once_per_sentence() -> None:
     model = method_model("naive", seed=9)
     src, _ = random_batch(3, 5, 1, VOCAB, seed=10)
     rows: list[int] = []
-    k_proj: nn.Module = model.decoder.stacks[0].layers[0].cross_attn.k_proj
+    k_proj: nn.Module = model.decoder.stacks[0].layers[0].cross_attn.kv_proj
     handle = k_proj.register_forward_hook(lambda m, args, out: rows.append(args[0].size(0)))
     try:
         beam_search(model, src, LangContext.single(0, 1, 3), beam=4, max_len_b=5, min_len=5)

@@ -60,14 +60,30 @@ def test_fairseq_initialisation() -> None:
     attn = model.encoder.layers[0].self_attn
     assert isinstance(attn, MultiheadAttention)
     qkv_bound = math.sqrt(6 / (2 * d)) / math.sqrt(2)
-    for proj in (attn.q_proj, attn.k_proj, attn.v_proj):
-        assert 0.95 * qkv_bound < proj.weight.abs().max() <= qkv_bound
+    cross = model.decoder.stacks[0].layers[0].cross_attn
+    blocks = [*attn.qkv_proj.weight.view(3, d, d), cross.q_proj.weight, *cross.kv_proj.weight.view(2, d, d)]
+    for w in blocks:  # each (D, D) block of the fused matrices initialised as its own matrix, as fairseq's
+        assert 0.95 * qkv_bound < w.abs().max() <= qkv_bound
     assert attn.out_proj.bias.abs().max() == 0
     ffn = model.encoder.layers[0].ffn
     assert isinstance(ffn, FeedForward)
     assert ffn.fc1.weight.abs().max() <= math.sqrt(6 / (d + 128)) and ffn.fc1.bias.abs().max() == 0
     # biases everywhere, as fairseq's MultiheadAttention
-    assert all(m.bias is not None for m in (attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj))
+    assert all(m.bias is not None for m in (attn.qkv_proj, attn.out_proj, cross.q_proj, cross.kv_proj))
+
+
+def test_fused_projections_load_a_state_dict_with_separate_ones() -> None:
+    """A state dict written before the fusion (or with fairseq's separate q/k/v) loads into the fused form and gives
+    the same outputs as an unfused attention holding those weights."""
+    torch.manual_seed(0)
+    plain = MultiheadAttention(16, 2)
+    langs = LangContext.single(0, 1, 3)
+    x, mem = torch.randn(3, 4, 16), torch.randn(3, 5, 16)
+    for fuse, memory in (("qkv", None), ("kv", mem)):
+        fused = MultiheadAttention(16, 2, fuse=fuse)  # type: ignore[arg-type]
+        fused.load_state_dict(plain.state_dict())
+        torch.testing.assert_close(fused(x, langs, memory), plain(x, langs, memory))
+        assert not any(k.startswith(("k_proj", "v_proj")) for k in fused.state_dict())
 
 
 def test_embedding_sharing() -> None:
