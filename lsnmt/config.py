@@ -78,11 +78,18 @@ class TrainConfig:
     experiment, LMS-FD v1 Sec. 5, footnote 4; applied by :func:`lsnmt.train.method.train_settings`)."""
     precision: Literal["fp32", "bf16", "fp16"] = "fp32"
     """Autocast dtype on GPU (CPU always runs fp32)."""
-    compile: bool = False
-    """Run the training forward through ``torch.compile`` (inductor: elementwise work fused into few kernels,
-    matrix multiplies unchanged). Each new batch shape compiles once more at first (minutes on a CPU), so it pays
-    off only on long runs; off by default. It changes the rounding of a step, not its maths: a run resumes across
+    compile: Literal["none", "default", "reduce-overhead", "cudagraphs"] = "none"
+    """Run the training forward (and so its backward) through ``torch.compile`` (``lsnmt.train.compiled``):
+    ``default``, inductor (elementwise work fused into few kernels; minutes to compile each graph on a CPU);
+    ``reduce-overhead``, inductor and CUDA graphs (a GPU replays each batch shape's recorded kernels: the host
+    launches one graph per pass instead of one kernel per operation); ``cudagraphs``, CUDA graphs of the eager
+    kernels, no inductor (seconds to compile; on a CPU the traced graph runs eagerly). The CUDA-graph modes need
+    few batch shapes: set ``bucket_width``. It changes the rounding of a step, not its maths: a run resumes across
     a change of it (not bit for bit)."""
+    bucket_width: Annotated[int, Range(ge=0)] = 0
+    """``0``: fairseq's greedy batches (every batch its own shape). ``w > 0``: sockeye's length buckets of width
+    ``w`` (``--bucket-width``): fixed-shape batches, ``max_tokens // L`` sentences of bucket length ``L`` each
+    (``lsnmt.train.batching``, "Fixed shapes"), so that a compiled step sees a small, known set of shapes."""
     seed: Seed = 1
     log_every: Count = 100
     validate_every: Count = 1000

@@ -144,11 +144,13 @@ def _gather(dirs: list[Direction], rows: np.ndarray, side: str) -> tuple[np.ndar
     return out, lengths
 
 
-def _pad(tokens: np.ndarray, lengths: np.ndarray, pad: int, head: int | None, tail: int | None) -> Tensor:
-    """Right-padded ``(B, max_len + extra)`` int64 of ``[head] + row + [tail]`` for each row of ``tokens``."""
+def _pad(tokens: np.ndarray, lengths: np.ndarray, pad: int, head: int | None, tail: int | None,
+         columns: int = 0) -> Tensor:
+    """Right-padded ``(B, max(max_len + extra, columns))`` int64 of ``[head] + row + [tail]`` for each row of
+    ``tokens``."""
     n, width = tokens.shape
     start = int(head is not None)
-    out = np.full((n, width + start + (tail is not None)), pad, dtype=np.int64)
+    out = np.full((n, max(width + start + (tail is not None), columns)), pad, dtype=np.int64)
     inside = np.arange(width) < lengths[:, None]  # (B, L)
     out[:, start:start + width] = np.where(inside, tokens, pad)
     if head is not None:
@@ -158,10 +160,15 @@ def _pad(tokens: np.ndarray, lengths: np.ndarray, pad: int, head: int | None, ta
     return torch.from_numpy(out)
 
 
-def collate(dirs: list[Direction], rows: np.ndarray, vocab: Vocab) -> Sample:
-    """Tensors for the sentences ``rows`` ((n, 2) int64 of (direction index, sentence index))."""
+def collate(dirs: list[Direction], rows: np.ndarray, vocab: Vocab, pad_to: int = 0) -> Sample:
+    """Tensors for the sentences ``rows`` ((n, 2) int64 of (direction index, sentence index)).
+
+    ``pad_to`` > 0: both sides padded to the same width, the longest side's rounded up to a multiple of ``pad_to``
+    (the batch's length bucket: ``lsnmt.train.batching``, "Fixed shapes"); pads change no loss or gradient."""
     src, src_len = _gather(dirs, rows, "src")
     tgt, tgt_len = _gather(dirs, rows, "tgt")
+    longest = max(src.shape[1], tgt.shape[1]) + 1  # EOS
+    columns = -(-longest // pad_to) * pad_to if pad_to > 0 else 0
     which = np.unique(rows[:, 0])
     if len(which) == 1:
         d = dirs[int(which[0])]
@@ -171,9 +178,9 @@ def collate(dirs: list[Direction], rows: np.ndarray, vocab: Vocab) -> Sample:
         tgt_of = np.array([d.tgt_lang for d in dirs], np.int64)  # Python
         langs = LangContext.from_ids(src_of[rows[:, 0]], tgt_of[rows[:, 0]])
     return Sample(
-        src_tokens=_pad(src, src_len, vocab.pad, None, vocab.eos),
-        prev_output_tokens=_pad(tgt, tgt_len, vocab.pad, vocab.eos, None),
-        target=_pad(tgt, tgt_len, vocab.pad, None, vocab.eos),
+        src_tokens=_pad(src, src_len, vocab.pad, None, vocab.eos, columns),
+        prev_output_tokens=_pad(tgt, tgt_len, vocab.pad, vocab.eos, None, columns),
+        target=_pad(tgt, tgt_len, vocab.pad, None, vocab.eos, columns),
         langs=langs,
         ntokens=int(tgt_len.sum()) + len(rows),
     )

@@ -10,6 +10,15 @@ stays small. A sentence that alone exceeds ``max_tokens`` or the position
 limits is dropped (and counted; fairseq raises unless
 ``--skip-invalid-size-inputs-valid-test``).
 
+**Fixed shapes** (``train.bucket_width`` w > 0; sockeye's length buckets, ``--bucket-width``): a sentence's bucket
+is its cost length rounded up, ``L = w * ceil(max(|x| + 1, |y| + 1) / w)``; every batch holds sentences of one
+bucket (and one direction with homogeneous batches) and exactly ``B_L = max(1, max_tokens // L)`` of them, and the
+collater pads both sides to ``L`` (``train.bucket_width`` is its ``pad_to``). A bucket's last ``r < B_L`` sentences
+are completed to the next power of two ``>= r`` by repeating sentences of the same bucket, drawn with the epoch's
+generator (sockeye's ``fill_up="replicate"``, which fills to ``B_L``; the power of two is our choice: fewer repeats,
+still a known set of shapes). A run then sees at most ``(buckets) x (1 + log2 B_L)`` batch shapes, each ``(B, L)``
+on both sides, so that a compiled step records a few CUDA graphs and replays them (``train.compile``).
+
 **Order.** Each epoch ``e`` uses its own generator seeded with ``(seed, e)``.
 As fairseq's ``LanguagePairDataset.ordered_indices``: a random permutation,
 then a stable sort by source length, ties broken by target length, then by the
@@ -128,6 +137,29 @@ def batch_bounds(num_tokens: np.ndarray, groups: np.ndarray | None, max_tokens: 
     return np.asarray(bounds, dtype=np.int64).reshape(-1, 2)
 
 
+def bucket_batches(order: np.ndarray, num_tokens: np.ndarray, groups: np.ndarray, max_tokens: int, width: int,
+                   rng: np.random.Generator) -> tuple[np.ndarray, Bounds]:
+    """Fixed-shape batches (module docstring, "Fixed shapes") over the length-ordered ``order`` with its
+    ``num_tokens`` and ``groups``: the order with the repeated sentences in place, and the batches' bounds."""
+    lengths = -(-num_tokens // width) * width  # (N,) bucket length L
+    keys = groups.astype(np.int64) * (int(lengths.max(initial=0)) + 1) + lengths
+    parts, bounds, at = [], [], 0
+    for key in np.unique(keys).tolist():
+        ids = order[keys == key]
+        size = max(1, max_tokens // int(lengths[keys == key][0]))
+        rest = len(ids) % size
+        if rest:
+            fill = min(size, 1 << (rest - 1).bit_length())  # the next power of two >= rest
+            ids = np.concatenate([ids, rng.choice(ids, fill - rest)])
+        starts = np.arange(0, len(ids), size)
+        bounds.append(np.stack([starts, np.minimum(starts + size, len(ids))], axis=1) + at)
+        parts.append(ids)
+        at += len(ids)
+    if not parts:
+        return order[:0], np.zeros((0, 2), np.int64)
+    return np.concatenate(parts), np.concatenate(bounds).astype(np.int64)
+
+
 def _interleave(bounds: Bounds, groups: np.ndarray, rng: np.random.Generator) -> Bounds:
     """Homogeneous batches ordered by the jittered key ``(c_k + u_k n_k) / N_l`` of their direction."""
     keys = np.empty(len(bounds))
@@ -148,7 +180,11 @@ def epoch_plan(pool: Pool, cfg: TrainConfig, seed: int, epoch: int) -> tuple[np.
     order = perm[np.lexsort((pool.tgt_sizes[perm], pool.src_sizes[perm], groups))]
     num_tokens = np.maximum(pool.src_sizes[order], pool.tgt_sizes[order])
     ordered_groups = pool.direction_of[order] if homogeneous else None
-    bounds = batch_bounds(num_tokens, ordered_groups, cfg.max_tokens)
+    if cfg.bucket_width > 0:
+        grouped = ordered_groups if ordered_groups is not None else np.zeros(len(order), np.int64)
+        order, bounds = bucket_batches(order, num_tokens, grouped, cfg.max_tokens, cfg.bucket_width, rng)
+    else:
+        bounds = batch_bounds(num_tokens, ordered_groups, cfg.max_tokens)
     if homogeneous:
         bounds = _interleave(bounds, pool.direction_of[order[bounds[:, 0]]], rng)
     else:

@@ -72,7 +72,7 @@ class Feed:
     def _produce(self) -> StepBatches:
         everyone = self.stream.take(self.update_freq * self.dist.world_size)
         mine = rank_share(everyone, self.dist.rank, self.update_freq)
-        samples = [collate(self.dirs, b.rows, self.vocab) for b in mine]
+        samples = [collate(self.dirs, b.rows, self.vocab, self.stream.cfg.bucket_width) for b in mine]
         if self.dist.device.type == "cuda":
             samples = [pinned(s) for s in samples]
         return StepBatches(

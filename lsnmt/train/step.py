@@ -47,6 +47,7 @@ from torch.nn.parallel import DistributedDataParallel
 from lsnmt.config import TrainConfig
 from lsnmt.data.corpus import Direction, Sample, Vocab, collate
 from lsnmt.train.batching import eval_batches
+from lsnmt.train.compiled import step_begin
 from lsnmt.train.curve import Meters
 from lsnmt.train.dist import Dist
 from lsnmt.train.feed import Feed, StepBatches, pinned
@@ -102,6 +103,7 @@ def _micro(run: Run, seed: int, sample: Sample, scale: float) -> Micro:
 
     def forward() -> tuple[Tensor, Tensor]:
         torch.manual_seed(seed)
+        step_begin(run.cfg.compile, run.dist.device)
         on_device = sample.to(run.dist.device)
         on_device = dataclasses.replace(on_device, langs=on_device.langs.with_(progress=run.step / run.cfg.max_steps))
         loss, nll, _ = run.criterion(run.net, on_device, run.cfg.label_smoothing, run.vocab.pad)

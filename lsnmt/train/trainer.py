@@ -53,6 +53,7 @@ from lsnmt.io import atomic_write, write_json
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.announce import announce, start_line
 from lsnmt.train.batching import BatchStream, Pool
+from lsnmt.train.compiled import compile_net
 from lsnmt.train.curve import Curve
 from lsnmt.train.dist import Dist
 from lsnmt.train.feed import Feed
@@ -148,8 +149,7 @@ def wrap(run: Run, criterion: Criterion | None) -> None:
         run.ddp = DistributedDataParallel(run.model, device_ids=[run.dist.device.index]
                                           if run.dist.device.type == "cuda" else None, find_unused_parameters=True)
         run.net = run.ddp
-    if run.cfg.compile:
-        run.net = torch.compile(run.net)  # type: ignore[assignment]
+    run.net = compile_net(run.net, run.cfg.compile, run.dist.device)
 
 
 def _state(run: Run, config: dict[str, Any]) -> dict[str, Any]:

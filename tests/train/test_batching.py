@@ -175,3 +175,57 @@ def test_a_switch_training_batch_holds_several_directions(corpus: tuple[Path, Vo
         order, bounds = epoch_plan(pool, cfg, seed=1, epoch=0)
         per_batch = [len(np.unique(pool.rows(order[a:b])[:, 0])) for a, b in bounds.tolist()]
         assert (max(per_batch) > 1) is mixed, kind
+
+
+@pytest.mark.parametrize("mode", ["direction", "mixed"])
+def test_fixed_shape_buckets(corpus, mode: str) -> None:
+    """``bucket_width``: each batch holds sentences of one length bucket, ``max_tokens // L`` of them (a bucket's
+    last batch: the next power of two above its remainder, completed with repeats of that bucket), collated to
+    ``(B, L)`` on both sides; every sentence of the epoch is in it, and the shapes form a small known set."""
+    root, vocab = corpus
+    width, max_tokens = 4, 64
+    pool = pool_of(corpus, batching=mode, max_tokens=max_tokens, bucket_width=width)
+    got = batches(pool, batching=mode, max_tokens=max_tokens, bucket_width=width)
+    dirs = load_split(root, "train", tiny_experiment().data.train_pairs, vocab)
+    seen, shapes = [], set()
+    for rows in got:
+        gids = pool.offsets[rows[:, 0]] + rows[:, 1]
+        lengths = -(-np.maximum(pool.src_sizes[gids], pool.tgt_sizes[gids]) // width) * width
+        assert len(set(lengths.tolist())) == 1  # one bucket
+        full = max_tokens // int(lengths[0])
+        assert len(rows) == full or (len(rows) < full and len(rows) & (len(rows) - 1) == 0)  # B_L or a power of 2
+        s = collate(dirs, rows, vocab, pad_to=width)
+        assert s.src_tokens.shape == s.target.shape == (len(rows), int(lengths[0]))
+        shapes.add(tuple(s.src_tokens.shape))
+        seen.append(gids)
+        if mode == "direction":
+            assert len(np.unique(rows[:, 0])) == 1
+    everything = np.concatenate(seen)
+    assert set(everything.tolist()) == set(np.flatnonzero(pool.keep).tolist())
+    assert len(everything) < 1.25 * pool.keep.sum()  # repeats only complete remainders
+    buckets = max_tokens // width
+    assert len(shapes) <= buckets * (1 + int(np.log2(max_tokens // width)))
+
+
+def test_padding_to_a_bucket_changes_no_loss(corpus) -> None:
+    """The collater's padding to the bucket length leaves the loss and the gradients as they are."""
+    from lsnmt.train.loss import default_criterion
+    from models.build import build_transformer
+    from tests.train.helpers import TINY_MODEL
+
+    root, vocab = corpus
+    exp = tiny_experiment()
+    dirs = load_split(root, "train", exp.data.train_pairs, vocab)
+    rows = np.stack([np.arange(6) % 3, np.arange(6)], axis=1)
+    torch.manual_seed(0)
+    model = build_transformer(type(exp.model)(**{**exp.model.__dict__, **TINY_MODEL, "dropout": 0.0}),
+                              vocab_size=vocab.size, num_languages=3, padding_idx=vocab.pad).train()
+    losses, grads = [], []
+    for pad_to in (0, 16):
+        model.zero_grad()
+        loss, nll, _ = default_criterion(model, collate(dirs, rows, vocab, pad_to), 0.1, vocab.pad)
+        loss.backward()
+        losses.append(torch.stack([loss, nll]))
+        grads.append(torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None]))
+    torch.testing.assert_close(losses[0], losses[1], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(grads[0], grads[1], rtol=1e-4, atol=1e-6)

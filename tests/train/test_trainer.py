@@ -169,18 +169,22 @@ def test_aux_loss_enters_the_gradient_once_per_update(bin_dir: Path, tmp_path: P
     torch.testing.assert_close(aux - plain, torch.full_like(plain, 0.25), rtol=0, atol=1e-6)
 
 
-@pytest.mark.parametrize("on", [False, True])
+@pytest.mark.parametrize("mode", ["none", "default", "reduce-overhead", "cudagraphs"])
 def test_compile_option_wraps_the_forward(bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                          on: bool) -> None:
+                                          mode: str) -> None:
     """``train.compile`` hands the model to ``torch.compile`` (replaced here by a recorder: compiling is slow on a
-    CPU) and trains through what it returns; the checkpoints hold the bare model's keys."""
-    compiled: list[nn.Module] = []
+    CPU; ``tests/train/test_compile.py`` compiles for real) with the mode's options on a CPU, and trains through
+    what it returns; the checkpoints hold the bare model's keys."""
+    compiled: list[tuple[nn.Module, dict]] = []
 
-    def record(module: nn.Module) -> nn.Module:
-        compiled.append(module)
+    def record(module: nn.Module, **options: object) -> nn.Module:
+        compiled.append((module, options))
         return module
 
     monkeypatch.setattr(torch, "compile", record)
-    result = run(bin_dir, tmp_path, max_steps=2, compile=on)
-    assert result["step"] == 2 and len(compiled) == int(on)
+    result = run(bin_dir, tmp_path, max_steps=2, compile=mode)
+    assert result["step"] == 2 and len(compiled) == int(mode != "none")
+    if mode != "none":  # on a CPU: no CUDA graphs (reduce-overhead compiles as default, cudagraphs traces aot_eager)
+        expected = {"backend": "aot_eager"} if mode == "cudagraphs" else {"mode": "default"}
+        assert compiled[0][1] == {**expected, "dynamic": True}
     assert all(not k.startswith("_orig_mod") for k in weights(tmp_path / "work/last.pt"))
