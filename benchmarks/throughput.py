@@ -274,8 +274,13 @@ def timings(args: argparse.Namespace, params: Params) -> list[tuple[str, str, in
     if args.marian:
         chosen.insert(1, (args.experiment, MARIAN, max_tokens))
     if args.mfu_tokens:
-        chosen.append((args.experiment, "naive", 512 if args.tiny else args.mfu_tokens))
+        chosen.append((args.experiment, "naive", mfu_tokens(args)))
     return chosen
+
+
+def mfu_tokens(args: argparse.Namespace) -> int:
+    """Tokens per update of the extra naive timing (``--mfu-tokens``; 512 with ``--tiny``; 0: none)."""
+    return (512 if args.tiny else args.mfu_tokens) if args.mfu_tokens else 0
 
 
 def one(item: tuple[str, str, int], args: argparse.Namespace, params: Params, bin_dir: Path, budget: float) -> Row:
@@ -320,6 +325,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None] = print) -> list[Ro
     say(table(rows, peak))
     if args.json:
         write_json(args.json, {"device": device.type, "precision": args.precision, "peak_flops": peak,
+                               "experiment": args.experiment, "mfu_tokens": mfu_tokens(args),
                                "rows": [dataclasses.asdict(r) for r in rows]})
     return rows
 
