@@ -61,12 +61,13 @@ def environment() -> list[tuple[str, str]]:
     return rows
 
 
-def machine(env: list[tuple[str, str]], compile: str, cpu: bool) -> str:
+def machine(env: list[tuple[str, str]], args: argparse.Namespace, compile: str) -> str:
     d = dict(env)
-    where = "CPU (--cpu: tiny sizes)" if cpu else d.get("gpu 0", "no GPU")
+    where = "CPU (--cpu: tiny sizes)" if args.cpu else d.get("gpu 0", "no GPU")
+    skipped = f"; skipped: {args.skip}" if args.skip else ""
     return (
         f"{where}; torch {d['torch']}, CUDA {d['cuda (torch built with)']}, Python {d['python']}; "
-        f"train.compile {compile}"
+        f"train.compile {compile}{skipped}"
     )
 
 
@@ -103,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = cpu_plan() if args.cpu else gpu_plan(args.minutes)
     compile = args.compile or ("off" if args.cpu else "as-set")
     found = Findings(
-        gpu=not args.cpu, machine=machine(env, compile, args.cpu), minutes=args.minutes, first_n=plan.first_updates
+        gpu=not args.cpu, machine=machine(env, args, compile), minutes=args.minutes, first_n=plan.first_updates
     )
     c = Check(
         plan,

@@ -112,9 +112,12 @@ def test_a_time_boxed_group_is_stopped_together_finishes_early_or_is_killed(tmp_
     got = {t.method: trainings.outcome(t, 1.0, 1.0) for t in group}
     assert got["quick"].status == "ok" and quick.read().reached == 4
     assert got["slow"].status == "stopped at its box" and slow.read().stopped == slow.read().reached >= 6
-    silent = fake_training(tmp_path, "silent", 10_000, 0.01, 0)  # never logs a step: cannot be sized, so killed
-    trainings.watch([silent], box=0.5, grace=1.0, min_lines=1)
-    assert trainings.outcome(silent, 1.5, 0.5).status.startswith("timed out")
+    silent = fake_training(tmp_path, "silent", 10_000, 0.01, 0)  # never logs a step: nothing to save, so killed
+    slow_lines = fake_training(tmp_path, "slow_lines", 10_000, 0.05, 10)  # a line every 0.5 s, not the 100 asked
+    trainings.watch([silent, slow_lines], box=0.5, grace=3.0, min_lines=100)
+    assert trainings.outcome(silent, 3.5, 0.5).status.startswith("timed out")
+    assert trainings.outcome(slow_lines, 3.5, 0.5).status == "stopped at its box"  # stopped at box + grace: saved
+    assert slow_lines.read().stopped >= 10
 
 
 def line(t: float, text: str) -> str:

@@ -145,8 +145,9 @@ def train_all(c: Check) -> dict[str, trainlog.TrainLog]:
     p, left = c.plan, c.ledger.left
     after = p.caps["finish"] + p.caps["translate"]
     box = max(1.0, min(p.alone_box, left() - (p.together_min + 2 * p.grace + after)))
+    lines = max(p.min_lines, p.first_updates // p.log_every + 2)  # its first updates and a rate after them
     alone = trainings.run_group(
-        c.ledger, "alone", ["naive"], c.params, c.work, c.work / "check_logs", box, p.grace, p.min_lines, c.env
+        c.ledger, "alone", ["naive"], c.params, c.work, c.work / "check_logs", box, p.grace, lines, c.env
     )
     for t, out in alone:
         c.keep(out)
@@ -217,7 +218,11 @@ def run(c: Check) -> None:
     data_ok = data_and_tests(c)
     if "bench" not in c.skip:
         benchmarks(c, data_ok)
-    if "train" in c.skip or not data_ok:
+    if "train" in c.skip:
+        return
+    if not data_ok:
+        for name in ("train alone", "train together", *(f"translate {m}" for m in TRANSLATED)):
+            c.keep(steps.skipped(c.ledger, name, "a data stage did not run"))
         return
     logs = train_all(c)
     trained_words(c, logs)

@@ -92,27 +92,16 @@ def gpu_plan(minutes: float = 8.0) -> Plan:
         "spm": 90,
         "sample": 45,
         "encode": 45,
-        "host cost": 40,
+        "host cost": 45,
         "throughput default_gpu": 50,
         "throughput opus100": 105,
         "finish": 30,
-        "translate": 50,
+        "translate": 60,
     }
     bench = {
-        "host cost": (
-            "--device",
-            "cuda",
-            "--precision",
-            "bf16",
-            "--updates",
-            "20",
-            "--repeats",
-            "2",
-            "--warmup-seconds",
-            "10",
-        ),
-        "throughput default_gpu": ("--device", "cuda", "--experiment", SOURCE, "--max-tokens", "8192"),
-        "throughput opus100": ("--device", "cuda", "--experiment", "opus100", "--marian", "--mfu-tokens", "16384"),
+        "host cost": tuple("--device cuda --precision bf16 --updates 10 --repeats 2 --warmup-seconds 5".split()),
+        "throughput default_gpu": tuple(f"--device cuda --experiment {SOURCE} --max-tokens 8192".split()),
+        "throughput opus100": tuple("--device cuda --experiment opus100 --marian --mfu-tokens 16384".split()),
     }
     return Plan(
         device="cuda",
@@ -150,33 +139,11 @@ def cpu_plan() -> Plan:
         "finish": 120,
         "translate": 120,
     }
-    tiny = ("--device", "cpu", "--tiny", "--updates", "1", "--threads", "1")
+    tiny = "--device cpu --tiny --updates 1 --threads 1"
     bench = {
-        "host cost": (
-            "--device",
-            "cpu",
-            "--tiny",
-            "--max-tokens",
-            "512",
-            "--updates",
-            "2",
-            "--repeats",
-            "1",
-            "--warmup-seconds",
-            "1",
-        ),
-        "throughput default_gpu": (*tiny, "--experiment", SOURCE, "--methods", "naive", "lsl_src_tgt"),
-        "throughput opus100": (
-            *tiny,
-            "--experiment",
-            "opus100",
-            "--methods",
-            "naive",
-            "lms",
-            "--marian",
-            "--mfu-tokens",
-            "16384",
-        ),
+        "host cost": tuple("--device cpu --tiny --max-tokens 512 --updates 2 --repeats 1 --warmup-seconds 1".split()),
+        "throughput default_gpu": tuple(f"{tiny} --experiment {SOURCE} --methods naive lsl_src_tgt".split()),
+        "throughput opus100": tuple(f"{tiny} --experiment opus100 --methods naive --marian --mfu-tokens 16384".split()),
     }
     return Plan(
         device="cpu",

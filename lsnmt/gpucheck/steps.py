@@ -64,9 +64,8 @@ class Ledger:
 
     def done(self, out: Outcome) -> Outcome:
         detail = f" ({out.detail})" if out.detail and not out.ok else ""
-        self.say(
-            f"[{self.elapsed():4.0f} s of {self.total:.0f}] {out.name}: {out.status} in {out.seconds:.0f} s{detail}"
-        )
+        took = "" if out.status.startswith("skipped") else f" in {out.seconds:.0f} s"
+        self.say(f"[{self.elapsed():4.0f} s of {self.total:.0f}] {out.name}: {out.status}{took}{detail}")
         return out
 
 

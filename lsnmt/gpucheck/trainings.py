@@ -63,20 +63,27 @@ def start(
     return group
 
 
+STOP_WAIT = 20.0
+"""Seconds a training has to save and exit after SIGTERM before it is killed."""
+
+
 def watch(group: Sequence[Training], box: float, grace: float, min_lines: int, poll: float = 0.25) -> None:
-    """Wait for ``group``; once ``box`` seconds have passed and each training still running has logged
-    ``min_lines`` step lines, stop them all (SIGTERM); kill what still runs ``grace`` seconds after the box."""
+    """Wait for ``group``. Once ``box`` seconds have passed and each training still running has logged
+    ``min_lines`` step lines, stop them all (SIGTERM: each saves and exits). ``grace`` seconds after the box, stop
+    those that have logged a step line at all and kill those that have not (still setting up: nothing to save);
+    kill what still runs :data:`STOP_WAIT` seconds after that."""
     began = time.monotonic()
     while any(t.proc.poll() is None for t in group):
         spent = time.monotonic() - began
         running = [t for t in group if t.proc.poll() is None]
-        if spent >= box + grace:
-            for t in running:
+        late = spent >= box + grace
+        if spent >= box + grace + STOP_WAIT or (late and any(not t.read().points for t in running)):
+            for t in (x for x in running if spent >= box + grace + STOP_WAIT or not x.read().points):
                 steps.kill(t.proc)
                 t.killed = True
-        elif spent >= box and all(len(t.read().points) >= min_lines for t in running):
+        if late or (spent >= box and all(len(t.read().points) >= min_lines for t in running)):
             for t in running:
-                if not t.sent_stop:
+                if not t.sent_stop and not t.killed:
                     steps.kill(t.proc, signal.SIGTERM)
                     t.sent_stop = True
         time.sleep(poll)
