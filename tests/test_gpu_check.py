@@ -17,7 +17,7 @@ import torch
 import yaml
 
 from lsnmt.config import Params
-from lsnmt.gpucheck import report, steps, trainings, trainlog
+from lsnmt.gpucheck import check, report, steps, trainings, trainlog
 from lsnmt.gpucheck.order import ordered, producers, stages_for
 from lsnmt.gpucheck.plan import TRAINED, TRANSLATED, check_params, cpu_plan, gpu_plan
 from lsnmt.graph.table import BY_NAME
@@ -64,7 +64,7 @@ def test_a_gpu_check_fits_its_8_minutes_whatever_each_step_takes() -> None:
     plan = gpu_plan()
     ledger = steps.Ledger(plan.total)
     ledger.start -= 200  # 200 s already spent
-    reserve = plan.alone_box + plan.together_min + 2 * plan.grace + plan.caps["finish"] + plan.caps["translate"]
+    reserve = check.train_reserve(plan)
     assert ledger.budget(plan.caps["throughput opus100"], reserve) == pytest.approx(plan.total - 200 - reserve, abs=1)
     assert plan.total - 200 - reserve < plan.caps["throughput opus100"]  # so it was squeezed
     assert ledger.budget(plan.caps["host cost"], reserve) == plan.caps["host cost"]  # room enough: its cap

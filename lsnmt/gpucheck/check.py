@@ -69,10 +69,15 @@ class Check:
         self.found.steps.append(out)
         return out
 
-    def train_reserve(self) -> float:
-        """Seconds kept for the trainings, their finish and the translations."""
-        p = self.plan
-        return p.alone_box + p.together_min + 2 * p.grace + p.caps["finish"] + p.caps["translate"]
+
+def train_reserve(p: Plan) -> float:
+    """Seconds kept for the trainings, their finish and the translations."""
+    return p.alone_box + p.together_min + 2 * stop_time(p) + p.caps["finish"] + p.caps["translate"]
+
+
+def stop_time(p: Plan) -> float:
+    """The most a time-boxed group can run past its box: the grace, then the wait for a clean stop."""
+    return p.grace + trainings.STOP_WAIT
 
 
 def stage_cmd(c: Check, stage: str, *extra: str, params: Path | None = None) -> list[str]:
@@ -105,11 +110,11 @@ def data_and_tests(c: Check) -> bool:
     def tests() -> Outcome:
         cuda = ["--device", "cuda", "-m", "cuda"] if c.plan.device == "cuda" else []
         cmd = [steps.python(), "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", *cuda, "tests/device"]
-        return c.step("device tests", cmd, c.ledger.budget(c.plan.caps["device tests"], c.train_reserve()), ROOT)
+        return c.step("device tests", cmd, c.ledger.budget(c.plan.caps["device tests"], train_reserve(c.plan)), ROOT)
 
     def chain() -> bool:
         for i, stage in enumerate(data):
-            out = c.step(stage, stage_cmd(c, stage), c.ledger.budget(c.plan.caps.get(stage, 60), c.train_reserve()))
+            out = c.step(stage, stage_cmd(c, stage), c.ledger.budget(c.plan.caps.get(stage, 60), train_reserve(c.plan)))
             if not out.ok:
                 for later in data[i + 1 :]:
                     c.keep(steps.skipped(c.ledger, later, f"needs {stage}"))
@@ -128,7 +133,7 @@ def data_and_tests(c: Check) -> bool:
 def benchmarks(c: Check, data_ok: bool) -> None:
     """Step 2, each benchmark writing its figures to ``out/<name>.json``."""
     for name, script in BENCHMARKS.items():
-        budget = c.ledger.budget(c.plan.caps[name], c.train_reserve() if data_ok else 0.0)
+        budget = c.ledger.budget(c.plan.caps[name], train_reserve(c.plan) if data_ok else 0.0)
         json = c.out / f"{name.replace(' ', '_')}.json"
         deadline = ["--deadline", f"{max(1.0, budget - c.plan.startup):.0f}"] if script == "throughput.py" else []
         cmd = [steps.python(), str(ROOT / "benchmarks" / script), *c.plan.bench[name], *deadline, "--json", str(json)]
@@ -144,7 +149,7 @@ def train_all(c: Check) -> dict[str, trainlog.TrainLog]:
     """Step 3: naive alone, then the four together, then the finish of those stopped; their logs (together's)."""
     p, left = c.plan, c.ledger.left
     after = p.caps["finish"] + p.caps["translate"]
-    box = max(1.0, min(p.alone_box, left() - (p.together_min + 2 * p.grace + after)))
+    box = max(1.0, min(p.alone_box, left() - (p.together_min + 2 * stop_time(p) + after)))
     lines = max(p.min_lines, p.first_updates // p.log_every + 2)  # its first updates and a rate after them
     alone = trainings.run_group(
         c.ledger, "alone", ["naive"], c.params, c.work, c.work / "check_logs", box, p.grace, lines, c.env
@@ -157,7 +162,7 @@ def train_all(c: Check) -> dict[str, trainlog.TrainLog]:
             trainlog.first_updates(log, p.first_updates),
             trainlog.rate(log, p.first_updates),
         )
-    box = min(p.together_max, max(p.together_min, left() - (p.grace + after)))
+    box = min(p.together_max, max(p.together_min, left() - (stop_time(p) + after)))
     group = trainings.run_group(
         c.ledger, "together", list(TRAINED), c.params, c.work, c.work / "check_logs", box, p.grace, p.min_lines, c.env
     )

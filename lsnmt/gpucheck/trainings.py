@@ -63,7 +63,7 @@ def start(
     return group
 
 
-STOP_WAIT = 20.0
+STOP_WAIT = 10.0
 """Seconds a training has to save and exit after SIGTERM before it is killed."""
 
 
