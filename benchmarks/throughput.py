@@ -3,13 +3,15 @@
 
     python benchmarks/throughput.py [--experiment opus100] [--methods naive lms ...] [--max-tokens 4096]
                                     [--updates 10] [--device cuda] [--precision bf16] [--marian] [--tiny]
+                                    [--mfu-tokens 16384] [--deadline 120] [--json FILE]
 
 For each method (default: naive and, for every method kind, the first method of that kind in ``--experiment``'s
 ``method_cfg``, else in the first paper experiment that defines one, at *that* experiment's model beside its own
 naive), the trainer exactly as ``stages.train`` builds it (:func:`lsnmt.train.method.setup_method`, then the
-trainer's ``setup``/``wrap``, feed, step and loop) trains ``--updates`` updates of ``--max-tokens`` tokens on a
-synthetic corpus shaped like the experiment's (its vocabulary, languages and training directions; sentence lengths
-of mean 25 pieces). Printed per method:
+trainer's ``setup``/``wrap``, feed, step and loop) trains on a synthetic corpus shaped like the experiment's (its
+vocabulary, languages and training directions; sentence lengths of mean 25 pieces): first a warm-up until two
+successive updates agree within 10% (at least 5; ``benchmarks/warmup.py``), then ``--updates`` timed updates of
+``--max-tokens`` tokens. Printed per method:
 
 * ms per update and **tokens/s** (source + target tokens, padding excluded, as fairseq's ``wps`` counts words);
 * **TFLOP/s**: the floating-point operations of one update counted by ``torch.utils.flop_counter`` (matrix
@@ -18,11 +20,19 @@ of mean 25 pieces). Printed per method:
   (bf16 8192^3 on a GPU, fp32 1024^3 on a CPU): the share of the machine's dense maths the update uses;
 * ``x naive``: the method's time over its experiment's naive time (issue targets: LMS <= 1.08x, LSL <= 1.15x,
   Switch <= 1.6x, CLSR <= 1.3x, FD and LMS+FD <= 2.0x);
-* with ``--marian``, Hugging Face MarianMT at the naive model's dimensions (post-norm: MarianMT has no pre-norm)
-  on the same batches, bf16 autocast and fused AdamW on a GPU: ``t_marian / t_naive`` (> 1: the project is faster).
+* with ``--marian``, Hugging Face MarianMT at ``--experiment``'s naive dimensions (post-norm: MarianMT has no
+  pre-norm) on the same batches, bf16 autocast and fused AdamW on a GPU: ``t_marian / t_naive`` (> 1: ours is
+  faster);
+* with ``--mfu-tokens N``, ``--experiment``'s naive once more at ``N`` tokens per update (its MFU).
+
+Everything runs within ``--deadline`` seconds (default 120: all kinds and MarianMT on one H100), shared out
+equally among the timings still to run; a method is timed with as many of ``--updates`` as fit its share after
+its warm-up. A method that fails or finds the deadline passed gets its row all the same, the reason in it, and
+the table is always printed (``--json``: also written, for ``scripts/gpu_check.py``).
 
 ``--tiny`` shrinks every model to 32 dimensions (layers kept, so that layer-indexed methods still build), the
-vocabulary to 128 and the batch to 256 tokens: what the default test tier runs on a CPU, so that this cannot rot.
+vocabulary to 128 and the batch to 256 tokens (``--mfu-tokens`` to 512): what the default test tier and
+``scripts/gpu_check.sh --cpu`` run on a CPU, so that this cannot rot.
 """
 
 from __future__ import annotations
@@ -42,8 +52,11 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from marian_model import marian_update
 from torch.utils.flop_counter import FlopCounterMode
+from warmup import Deadline, fitting, warm_up
 
 from lsnmt.config import Experiment, Params
 from lsnmt.data.shards import ShardWriter
@@ -59,16 +72,28 @@ from models.config.kinds import KINDS
 PAD, EOS, MEAN_LENGTH = 1, 2, 25
 PAPERS = ("opus100", "opus100_clm_enxx", "flores10_lsl", "iwslt14")
 """Where a kind absent from ``--experiment`` is taken from (its first method), in this order."""
+MARIAN = "MarianMT"
 
 
 @dataclass(frozen=True)
 class Row:
+    """One timing: a method of an experiment at ``max_tokens`` tokens per update (or MarianMT, :data:`MARIAN`)."""
+
     experiment: str
     method: str
     kind: str
-    seconds: float
-    tokens: float
-    flops: float
+    max_tokens: int
+    seconds: float = math.nan
+    """Per update."""
+    tokens: float = math.nan
+    """Real tokens per second."""
+    flops: float = math.nan
+    """FLOP per second (NaN for MarianMT: not counted)."""
+    warmup: int = 0
+    settled: bool = False
+    timed: int = 0
+    error: str = ""
+    """Why there is no figure ("" when there is)."""
 
 
 def pick(params: Params, experiment: str, names: Sequence[str] | None) -> list[tuple[str, str]]:
@@ -96,7 +121,7 @@ def representative(cfg: dict) -> bool:
     return cfg.get("kind") != "lsl" or bool(cfg.get("src") or cfg.get("tgt"))
 
 
-def shrink(exp: Experiment, max_tokens: int, updates: int, precision: str, tiny: bool) -> Experiment:
+def shrink(exp: Experiment, max_tokens: int, precision: str, tiny: bool) -> Experiment:
     """The experiment's training settings for a benchmark (no validation or saves); ``tiny``: 32 dimensions."""
     train = dataclasses.replace(exp.train, max_tokens=max_tokens, update_freq=1, max_steps=10**6, precision=precision,
                                 log_every=10**6, validate_every=10**6, save_every=10**6, gpus_per_node=1, nodes=1)
@@ -165,118 +190,160 @@ def timed_updates(run: Run, n: int) -> tuple[float, int]:
     return time.perf_counter() - start, tokens[0]
 
 
-def measure(exp: Experiment, method: str, bin_dir: Path, device: torch.device, updates: int, warmup: int = 2) -> Row:
-    """One method: ``warmup`` updates, the FLOPs of one update, then ``updates`` timed updates."""
+def measure(exp: Experiment, method: str, bin_dir: Path, device: torch.device, updates: int, budget: float) -> Row:
+    """One method within ``budget`` seconds: warm-up (half of what is left after the set-up, at least 5 updates),
+    the FLOPs of one update, then as many of ``updates`` timed updates as fit the rest."""
+    end = time.perf_counter() + budget
     m = setup_method(exp, method)
     torch.manual_seed(1)
     run, _ = setup(m.exp, bin_dir, Dist(0, 1, device, False), m.factory, m.criterion)
     wrap(run, m.criterion)
     try:
-        timed_updates(run, warmup)
+        w = warm_up(lambda: timed_updates(run, 1)[0], (end - time.perf_counter()) / 2)
         step = run.feed.next()
         with FlopCounterMode(display=False) as counter:
             train_step(run, step)
         flops = counter.get_total_flops()  # of one update: the mean update's, about (same token budget)
-        seconds, tokens = timed_updates(run, updates)
+        n = fitting(updates, w.last, end - time.perf_counter())
+        seconds, tokens = timed_updates(run, n)
     finally:
         run.feed.close()
-    return Row(exp.name, method, m.kind or "naive", seconds / updates, tokens / seconds, flops * updates / seconds)
+    return Row(exp.name, method, m.kind or "naive", exp.train.max_tokens, seconds / n, tokens / seconds,
+               flops * n / seconds, w.updates, w.settled, n)
 
 
-def marian_seconds(exp: Experiment, bin_dir: Path, device: torch.device, updates: int) -> float:
-    """MarianMT at ``exp``'s model dimensions on the trainer's batches: seconds per update."""
-    from transformers import MarianConfig, MarianMTModel
-
+def marian(exp: Experiment, bin_dir: Path, device: torch.device, updates: int, budget: float) -> Row:
+    """MarianMT at ``exp``'s naive dimensions on the trainer's batches, warmed up and timed as :func:`measure`."""
+    end = time.perf_counter() + budget
     m = setup_method(exp, "naive")
     run, _ = setup(m.exp, bin_dir, Dist(0, 1, device, False), m.factory, None)
-    vocab, dims = run.vocab.size, exp.model
-    steps = [run.feed.next() for _ in range(updates + 2)]
+    vocab, steps = run.vocab.size, [run.feed.next() for _ in range(8)]
     run.feed.close()
     del run
-    layers = dict(encoder_layers=dims.encoder_layers, decoder_layers=dims.decoder_layers)
-    cfg = MarianConfig(vocab_size=vocab, decoder_vocab_size=vocab, d_model=dims.embed_dim, **layers,
-                       encoder_attention_heads=dims.heads, decoder_attention_heads=dims.heads,
-                       encoder_ffn_dim=dims.ffn_dim, decoder_ffn_dim=dims.ffn_dim, activation_function="relu",
-                       dropout=dims.dropout, attention_dropout=0.0, activation_dropout=0.0,
-                       max_position_embeddings=1024, scale_embedding=True, pad_token_id=PAD, eos_token_id=EOS,
-                       decoder_start_token_id=EOS, share_encoder_decoder_embeddings=True, tie_word_embeddings=True)
-    model = MarianMTModel(cfg).to(device).train()
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
-    amp = exp.train.precision if device.type == "cuda" else "fp32"
+    update = marian_update(exp, vocab, device, PAD, EOS)
+    turn = iter(range(10**9))
 
-    def update(step) -> None:  # type: ignore[no-untyped-def]
-        for s in step.samples:
-            s = s.to(device)
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp == "bf16"):
-                logits = model(input_ids=s.src_tokens, attention_mask=s.src_tokens.ne(PAD),
-                               decoder_input_ids=s.prev_output_tokens).logits
-                loss = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab).float(), s.target.reshape(-1),
-                                                         ignore_index=PAD, label_smoothing=0.1, reduction="sum")
-            (loss / step.ntokens).backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+    def timed(n: int) -> float:
+        _sync(device)
+        start = time.perf_counter()
+        for _ in range(n):
+            update(steps[next(turn) % len(steps)])
+        _sync(device)
+        return time.perf_counter() - start
 
-    for step in steps[:2]:
-        update(step)
-    _sync(device)
-    start = time.perf_counter()
-    for step in steps[2:]:
-        update(step)
-    _sync(device)
-    return (time.perf_counter() - start) / updates
+    w = warm_up(lambda: timed(1), (end - time.perf_counter()) / 2)
+    n = fitting(updates, w.last, end - time.perf_counter())
+    seconds = timed(n)
+    real = sum(int(s.src_tokens.ne(PAD).sum()) + int(s.target.ne(PAD).sum()) for st in steps for s in st.samples)
+    return Row(exp.name, MARIAN, "naive's dims", exp.train.max_tokens, seconds / n, real / len(steps) * n / seconds,
+               math.nan, w.updates, w.settled, n)
 
 
-def table(rows: list[Row], peak: float, marian: dict[str, float]) -> str:
-    naive = {r.experiment: r.seconds for r in rows if r.method == "naive"}
-    lines = ["| experiment | method | kind | ms/update | tokens/s | TFLOP/s | MFU | x naive |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+def naive_times(rows: Sequence[Row]) -> dict[tuple[str, int], float]:
+    """``(experiment, max_tokens) -> naive's seconds per update`` (the ratios' denominators)."""
+    return {(r.experiment, r.max_tokens): r.seconds for r in rows if r.method == "naive" and not r.error}
+
+
+def ratio(row: Row, naive: dict[tuple[str, int], float]) -> float:
+    """``row``'s time over its experiment's naive time at the same tokens per update (NaN without both)."""
+    return row.seconds / naive.get((row.experiment, row.max_tokens), math.nan)
+
+
+def table(rows: Sequence[Row], peak: float) -> str:
+    naive = naive_times(rows)
+    lines = ["| experiment | method | kind | tokens/update | ms/update | tokens/s | TFLOP/s | MFU | x naive "
+             "| warm-up |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
-        ratio = r.seconds / naive[r.experiment] if r.experiment in naive else math.nan
-        lines.append(f"| {r.experiment} | {r.method} | {r.kind} | {r.seconds * 1e3:.1f} | {r.tokens:,.0f} | "
-                     f"{r.flops / 1e12:.3f} | {r.flops / peak:.1%} | {ratio:.2f}x |")
-    for exp_name, seconds in marian.items():
-        lines.append(f"| {exp_name} | MarianMT | naive's dims | {seconds * 1e3:.1f} | | | | "
-                     f"t_marian / t_naive = {seconds / naive[exp_name]:.2f}x |")
+        head = f"| {r.experiment} | {r.method} | {r.kind} | {r.max_tokens:,} |"
+        if r.error:
+            lines.append(f"{head} | | | | | {r.error} |")
+            continue
+        x = ratio(r, naive)
+        x_text = (f"t_marian / t_naive = {1 / x:.2f}x" if r.method == MARIAN else f"{x:.2f}x") if x == x else ""
+        mfu = f"{r.flops / 1e12:.3f} | {r.flops / peak:.1%}" if r.flops == r.flops else " | "
+        settled = "settled" if r.settled else "not settled"
+        lines.append(f"{head} {r.seconds * 1e3:.1f} | {r.tokens:,.0f} | {mfu} | {x_text} | {r.warmup} ({settled}), "
+                     f"{r.timed} timed |")
     return "\n".join(lines)
+
+
+def timings(args: argparse.Namespace, params: Params) -> list[tuple[str, str, int]]:
+    """``[(experiment, method, max_tokens)]`` in the order they are timed, MarianMT among them (``--marian``)."""
+    max_tokens = 256 if args.tiny else args.max_tokens
+    chosen = [(e, m, max_tokens) for e, m in pick(params, args.experiment, args.methods)]
+    if args.marian:
+        chosen.insert(1, (args.experiment, MARIAN, max_tokens))
+    if args.mfu_tokens:
+        chosen.append((args.experiment, "naive", mfu_tokens(args)))
+    return chosen
+
+
+def mfu_tokens(args: argparse.Namespace) -> int:
+    """Tokens per update of the extra naive timing (``--mfu-tokens``; 512 with ``--tiny``; 0: none)."""
+    return (512 if args.tiny else args.mfu_tokens) if args.mfu_tokens else 0
+
+
+def one(item: tuple[str, str, int], args: argparse.Namespace, params: Params, bin_dir: Path, budget: float) -> Row:
+    """Time one item of :func:`timings` within ``budget`` seconds; a failure or a passed deadline is its row."""
+    exp_name, method, max_tokens = item
+    exp = shrink(params.get(exp_name), max_tokens, args.precision, args.tiny)
+    kind = "naive's dims" if method == MARIAN else ""
+    if budget <= 0:
+        return Row(exp_name, method, kind, max_tokens, error=f"not timed: the {args.deadline:.0f} s deadline passed")
+    device = torch.device(args.device)
+    try:
+        if method == MARIAN:
+            return marian(exp, bin_dir, device, args.updates, budget)
+        return measure(exp, method, bin_dir, device, args.updates, budget)
+    except Exception as e:  # the row says why; the other methods still run and the table prints
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+        return Row(exp_name, method, kind, max_tokens, error=f"failed: {type(e).__name__}: {e}"[:300])
 
 
 def run(args: argparse.Namespace, say: Callable[[str], None] = print) -> list[Row]:
     device = torch.device(args.device)
     params = Params.load(ROOT / "params.yaml")
-    chosen = pick(params, args.experiment, args.methods)
-    max_tokens = 256 if args.tiny else args.max_tokens
-    rows, marian = [], {}
-    for exp_name in dict.fromkeys(e for e, _ in chosen):
-        exp = shrink(params.get(exp_name), max_tokens, args.updates, args.precision, args.tiny)
+    items = timings(args, params)
+    deadline = Deadline(args.deadline, len(items))
+    rows: list[Row] = []
+    for exp_name in dict.fromkeys(e for e, _, _ in items):
+        exp = shrink(params.get(exp_name), max(t for e, _, t in items if e == exp_name), args.precision, args.tiny)
         vocab = 128 if args.tiny else exp.spm.vocab_size
         with tempfile.TemporaryDirectory() as tmp:
-            bin_dir = write_corpus(Path(tmp), exp, vocab, max_tokens // (2 * MEAN_LENGTH) * (args.updates + 6) * 2)
-            for e, method in chosen:
-                if e == exp_name:
-                    rows.append(measure(exp, method, bin_dir, device, args.updates, 1 if args.tiny else 2))
-                    say(f"{exp_name} {method}: {rows[-1].seconds * 1e3:.1f} ms per update")
-            if args.marian:
-                marian[exp_name] = marian_seconds(exp, bin_dir, device, args.updates)
+            bin_dir = write_corpus(Path(tmp), exp, vocab, exp.train.max_tokens // (2 * MEAN_LENGTH) * 64)
+            for item in (i for i in items if i[0] == exp_name):
+                rows.append(one(item, args, params, bin_dir, deadline.share()))
+                r = rows[-1]
+                say(f"{exp_name} {r.method} @{r.max_tokens}: " + (r.error or f"{r.seconds * 1e3:.1f} ms per update"))
     dtype = torch.bfloat16 if device.type == "cuda" and args.precision == "bf16" else torch.float32
     peak = matmul_peak(device, dtype)
+    over = -deadline.remaining()
     say(f"{device.type}, {torch.get_num_threads()} threads, {args.precision if device.type == 'cuda' else 'fp32'}, "
-        f"{max_tokens} tokens per update, {args.updates} updates per method; matmul peak {peak / 1e12:.2f} TFLOP/s "
-        f"({dtype})")
-    say(table(rows, peak, marian))
+        f"up to {args.updates} timed updates per method after its warm-up, {args.deadline:.0f} s deadline"
+        + (f" ({over:.0f} s over)" if over > 0 else "") + f"; matmul peak {peak / 1e12:.2f} TFLOP/s ({dtype})")
+    say(table(rows, peak))
+    if args.json:
+        write_json(args.json, {"device": device.type, "precision": args.precision, "peak_flops": peak,
+                               "experiment": args.experiment, "mfu_tokens": mfu_tokens(args),
+                               "rows": [dataclasses.asdict(r) for r in rows]})
     return rows
 
 
 def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--experiment", default="opus100")
     ap.add_argument("--methods", nargs="*", help="methods of --experiment (default: naive and one per kind)")
     ap.add_argument("--max-tokens", type=int, default=4096)
-    ap.add_argument("--updates", type=int, default=10)
+    ap.add_argument("--updates", type=int, default=10, help="timed updates per method (at most; as fit)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--precision", default="bf16", choices=("fp32", "bf16"), help="autocast dtype on a GPU")
-    ap.add_argument("--marian", action="store_true", help="also time MarianMT at the naive models' dimensions")
+    ap.add_argument("--marian", action="store_true", help="also time MarianMT at --experiment's naive dimensions")
+    ap.add_argument("--mfu-tokens", type=int, default=0, help="also time --experiment's naive at this many tokens")
+    ap.add_argument("--deadline", type=float, default=120.0, help="seconds for every timing together")
     ap.add_argument("--tiny", action="store_true", help="32-dimensional models, 256 tokens (the CPU test)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--json", type=Path, help="also write the rows to this JSON file")
     return ap.parse_args(argv)
 
 

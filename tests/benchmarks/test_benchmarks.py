@@ -17,20 +17,44 @@ import host_cost
 import throughput
 
 
-def test_host_cost_runs_the_trainer_and_the_bare_loop(capsys: pytest.CaptureFixture[str]) -> None:
-    got = host_cost.main(["--updates", "2", "--repeats", "1", "--max-tokens", "512"])
-    assert all(v > 0 and math.isfinite(v) for v in got.values()), got
+def test_host_cost_runs_the_floor_and_default_gpus_model_with_their_operation_counts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    got = host_cost.main(["--tiny", "--updates", "2", "--repeats", "1", "--max-tokens", "512"])
+    assert set(got) == {"floor", "default_gpu"}
+    for figures in got.values():
+        assert all(v >= 0 and math.isfinite(v) for v in figures.values()), figures
+        assert figures["trainer"] > 0 and figures["bare"] > 0 and figures["warmup"] >= 5
+    assert got["default_gpu"]["ops"] > got["floor"]["ops"] > got["floor"]["kernels"] > 0  # 3+3 layers vs 1+1
     out = capsys.readouterr().out
-    assert "t_trainer / t_bare" in out and "updates/s" in out
+    assert "| default_gpu |" in out and "ops per update" in out and "t_trainer / t_bare" in out
 
 
-def test_throughput_measures_naive_and_every_kind(capsys: pytest.CaptureFixture[str]) -> None:
-    rows = throughput.main(["--tiny", "--experiment", "default_gpu", "--updates", "1", "--threads", "1"])
+def test_throughput_measures_naive_and_every_kind_after_a_warm_up(capsys: pytest.CaptureFixture[str]) -> None:
+    rows = throughput.main(["--tiny", "--experiment", "default_gpu", "--updates", "1", "--threads", "1",
+                            "--deadline", "600"])
     assert {r.kind for r in rows} == {"naive", *KINDS}
     for r in rows:
-        assert r.seconds > 0 and r.tokens > 0 and r.flops > 0, r
+        assert not r.error and r.seconds > 0 and r.tokens > 0 and r.flops > 0, r
+        assert r.warmup >= 5 and r.timed >= 1, r
     table = capsys.readouterr().out
     assert "| default_gpu | naive | naive |" in table and "MFU" in table
+
+
+def test_throughput_prints_its_table_when_a_method_fails_or_the_deadline_passes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(*args: object) -> throughput.Row:
+        raise RuntimeError("CUDA out of memory (a stand-in)")
+
+    monkeypatch.setattr(throughput, "measure", broken)
+    rows = throughput.main(["--tiny", "--experiment", "default_gpu", "--methods", "naive", "lms", "--threads", "1"])
+    assert [r.error for r in rows] == ["failed: RuntimeError: CUDA out of memory (a stand-in)"] * 2
+    late = throughput.main(["--tiny", "--experiment", "default_gpu", "--methods", "naive", "--deadline", "0"])
+    assert late[0].error == "not timed: the 0 s deadline passed"
+    out = capsys.readouterr().out
+    assert "| default_gpu | lms |  | 256 | | | | | | failed: RuntimeError" in out
+    assert "| default_gpu | naive |  | 256 | | | | | | not timed" in out
 
 
 def test_sclm_costs_what_eq2_costs_and_no_more() -> None:
