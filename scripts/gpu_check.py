@@ -1,6 +1,6 @@
 """The GPU check of a new node, on a GPU within 8 minutes, or every step of it at tiny size on a CPU (``--cpu``).
 
-    scripts/gpu_check.sh [--cpu] [--out DIR] [--work DIR] [--minutes 8] [--compile {on,off,as-set}]
+    scripts/gpu_check.sh [--cpu] [--out DIR] [--work DIR] [--minutes 8] [--compile {none,default,reduce-overhead,cudagraphs,as-set}]
                          [--skip tests,bench,train]
 
 Needs a CUDA torch and the project's Python dependencies only (no DVC, no Snakemake: stages are called directly,
@@ -79,8 +79,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--minutes", type=float, default=8.0, help="the GPU check's time (default 8)")
     ap.add_argument(
         "--compile",
-        choices=("on", "off", "as-set"),
-        help="train.compile of the trainings (default: as default_gpu sets it; off with --cpu)",
+        choices=("none", "default", "reduce-overhead", "cudagraphs", "as-set"),
+        help="train.compile of the trainings (default: as default_gpu sets it; none with --cpu)",
     )
     ap.add_argument("--skip", default="", help="comma-separated steps to skip: tests, bench, train")
     return ap.parse_args(argv)
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return write(out, head, [])
     plan = cpu_plan() if args.cpu else gpu_plan(args.minutes)
-    compile = args.compile or ("off" if args.cpu else "as-set")
+    compile = args.compile or ("none" if args.cpu else "as-set")
     found = Findings(
         gpu=not args.cpu, machine=machine(env, args, compile), minutes=args.minutes, first_n=plan.first_updates
     )

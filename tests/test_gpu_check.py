@@ -42,7 +42,7 @@ def test_the_stages_run_in_the_order_the_stage_tables_dependencies_give() -> Non
 
 def test_the_experiment_is_default_gpu_with_four_methods_and_the_cpu_plan_is_tiny(tmp_path: Path) -> None:
     full = Params.load(ROOT / "params.yaml").get("default_gpu")
-    for plan, compile in ((gpu_plan(), "as-set"), (cpu_plan(), "on")):
+    for plan, compile in ((gpu_plan(), "as-set"), (cpu_plan(), "cudagraphs")):
         path = tmp_path / "params.yaml"
         path.write_text(yaml.safe_dump(check_params(plan, compile)), encoding="utf-8")
         params = Params.load(path)
@@ -50,7 +50,7 @@ def test_the_experiment_is_default_gpu_with_four_methods_and_the_cpu_plan_is_tin
         assert exp.name == "gpu_check" and params.methods == TRAINED and set(TRANSLATED) <= set(TRAINED)
         assert {resolve(exp, m)[0] for m in TRAINED} == {None, "lms", "lsl", "lms_fd"}
         if plan.tiny:
-            assert exp.model.embed_dim == 16 and exp.train.max_steps == 1000 and exp.train.compile
+            assert exp.model.embed_dim == 16 and exp.train.max_steps == 1000 and exp.train.compile == "cudagraphs"
             assert exp.model.encoder_layers == full.model.encoder_layers  # LSL's layout names layers 1 and 2
         else:
             assert exp.model == full.model and exp.data.languages == full.data.languages

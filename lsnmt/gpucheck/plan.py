@@ -166,8 +166,8 @@ def cpu_plan() -> Plan:
 
 
 def check_params(plan: Plan, compile: str = "as-set", source: Path = ROOT / "params.yaml") -> dict[str, Any]:
-    """params.yaml for the check: experiment ``gpu_check`` (module docstring); ``compile`` (``on``, ``off`` or
-    ``as-set``) sets ``train.compile`` of its trainings."""
+    """params.yaml for the check: experiment ``gpu_check`` (module docstring); ``compile`` (a ``train.compile``
+    mode, or ``as-set``) sets ``train.compile`` of its trainings."""
     raw = load_yaml(source)
     exp = copy.deepcopy(raw["experiments"][SOURCE])
     for key in ("claim", "xelm", "search"):
@@ -179,7 +179,7 @@ def check_params(plan: Plan, compile: str = "as-set", source: Path = ROOT / "par
     if plan.full_steps:
         exp["train"]["max_steps"] = plan.full_steps
     if compile != "as-set":
-        exp["train"]["compile"] = compile == "on"
+        exp["train"]["compile"] = compile
     exp["decode"]["max_sentences"] = plan.decode_sentences
     exp["spm"]["threads"] = exp["encode"]["workers"] = plan.threads
     if plan.tiny:
