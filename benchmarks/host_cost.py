@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import dataclasses
+import functools
 import io
 import pstats
 import statistics
@@ -107,13 +108,17 @@ def floor_experiment(max_tokens: int, precision: str) -> tuple[Experiment, int]:
     return build(Experiment, {"name": "floor", "data": data, "model": model, "train": train}, ""), 128
 
 
-def real_experiment(max_tokens: int | None, precision: str, tiny: bool) -> tuple[Experiment, int]:
-    """default_gpu as params.yaml sets it (no validation or saves; ``max_tokens`` and ``precision`` as asked);
-    its vocabulary size. ``tiny``: 16 dimensions and a vocabulary of 128, layers and settings kept."""
+def real_experiment(max_tokens: int | None, precision: str, tiny: bool,
+                    compile: str = "as-set") -> tuple[Experiment, int]:
+    """default_gpu as params.yaml sets it (no validation or saves; ``max_tokens``, ``precision`` and
+    ``train.compile`` as asked: ``as-set`` keeps it); its vocabulary size. ``tiny``: 16 dimensions and a vocabulary
+    of 128, layers and settings kept."""
     exp = Params.load(ROOT / "params.yaml").get("default_gpu")
     train = dataclasses.replace(exp.train, max_tokens=max_tokens or exp.train.max_tokens, max_steps=10**6,
                                 precision=precision, log_every=10**6, validate_every=10**6, save_every=10**6,
                                 update_freq=1, gpus_per_node=1, nodes=1)
+    if compile != "as-set":
+        train = dataclasses.replace(train, compile=compile)  # type: ignore[arg-type]
     model = dataclasses.replace(exp.model, embed_dim=16, ffn_dim=32, heads=2) if tiny else exp.model
     return dataclasses.replace(exp, train=train, model=model), 128 if tiny else exp.spm.vocab_size
 
@@ -239,13 +244,19 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     ap.add_argument("--profile", action="store_true", help="also print cProfile's largest functions")
     ap.add_argument("--clock", choices=("wall", "thread"), default="wall",
                     help="time updates on the wall clock or the training thread's CPU clock")
+    ap.add_argument("--compile", nargs="+", default=["as-set"],
+                    choices=("as-set", "none", "default", "reduce-overhead", "cudagraphs"),
+                    help="default_gpu's train.compile, one row each (default: as params.yaml sets it)")
     ap.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     CLOCK[0] = time.perf_counter if args.clock == "wall" else time.thread_time
-    made = {"floor": lambda: floor_experiment(args.max_tokens or 8192, args.precision),
-            "default_gpu": lambda: real_experiment(args.max_tokens, args.precision, args.tiny)}
-    results = {name: bench(*made[name](), args) for name in args.models}
+    made = {"floor": lambda: floor_experiment(args.max_tokens or 8192, args.precision)}
+    for mode in args.compile:  # one row per train.compile mode of default_gpu, in one run: their ratio means
+        name = "default_gpu" if mode == "as-set" else f"default_gpu (compile {mode})"
+        made[name] = functools.partial(real_experiment, args.max_tokens, args.precision, args.tiny, mode)
+    names = [n for n in made if ("floor" if n == "floor" else "default_gpu") in args.models]
+    results = {name: bench(*made[name](), args) for name in names}
     print(table(results))
     if args.json:
         write_json(args.json, {"device": args.device, "precision": args.precision, "tiny": args.tiny,

@@ -60,6 +60,7 @@ def compile_net(net: nn.Module, mode: Mode, device: torch.device) -> nn.Module:
     for name in ("recompile_limit", "cache_size_limit"):  # renamed in torch 2.7; either raises the limit
         if hasattr(torch._dynamo.config, name):
             setattr(torch._dynamo.config, name, max(RECOMPILE_LIMIT, getattr(torch._dynamo.config, name)))
+    torch._dynamo.config.suppress_errors = True  # a graph that fails to compile runs eagerly, with a warning
     options = compile_options(mode, device)
     log.info("train.compile %s: torch.compile(%s)", mode, ", ".join(f"{k}={v!r}" for k, v in options.items()))
     return torch.compile(net, **options)  # type: ignore[return-value,call-overload]
