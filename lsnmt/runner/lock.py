@@ -55,8 +55,9 @@ def acquire(path: Path, what: str) -> int | None:
     if stale := _record(fd):
         log.warning("%s: held by %s, which ended without clearing it (killed?); taking it over", path, stale)
     os.ftruncate(fd, 0)
-    os.write(fd, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
-             .encode())
+    # At offset 0: reading a stale record moved the offset past it, and a write there left NUL bytes before ours.
+    os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
+              .encode(), 0)
     os.set_inheritable(fd, True)
     return fd
 
