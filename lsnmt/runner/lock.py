@@ -172,9 +172,11 @@ def _link(path: Path, record: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{socket.gethostname()}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
-        os.write(fd, record)
-        os.fsync(fd)
-        os.close(fd)
+        try:
+            os.write(fd, record)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         try:
             os.link(tmp, path)
         except OSError:
