@@ -82,14 +82,18 @@ def test_in_a_git_repository_the_lock_file_hint_stays_and_the_auto_staging_hint_
     assert "auto staging" not in out.stdout and "dvc push" not in out.stdout, out.stdout
 
 
-def test_the_eta_scales_the_prior_to_this_runs_speed_and_prefers_the_last_run() -> None:
+def test_the_eta_fits_the_prior_to_this_run_and_prefers_what_it_measured() -> None:
     from lsnmt.graph.eta import OVERHEAD, Clock, minutes, prior
 
     clock = Clock(["prepare", "train@naive", "train@lms", "report"], history={"report": 3.0})
-    assert clock.step("train@lms") == "3/4" and prior("train@lms") == prior("train") == 65 + OVERHEAD
-    assert clock.left("train@naive") == 2 * prior("train") + 3.0  # no stage timed yet: the prior as it is
-    clock.measured["prepare"] = 2 * prior("prepare")  # this machine runs at half the prior's speed
-    assert clock.left("train@naive") == 4 * prior("train") + 3.0
+    assert clock.step("train@lms") == "3/4" and prior("train@lms") == prior("train") == 65
+    assert clock.left("train@naive") == 2 * (OVERHEAD + 65) + 3.0  # nothing timed yet: the prior as it is
+    clock.measured["prepare"] = 20.0  # a small stage: the fixed cost here is 20 s
+    clock.measured["train@naive"] = 20.0 + 2 * 65  # a big one: half the prior's speed beyond it
+    assert clock.fit() == (20.0, 2.0)
+    assert clock.expected("train@lms") == 150.0  # its sibling's seconds
+    assert clock.expected("translate@naive") == 20.0 + 2 * prior("translate")
+    assert clock.left("train@lms") == 150.0 + 3.0  # the report: its last run's
     assert minutes(600) == "about 10 min left" and minutes(42) == "about 40 s left"
 
 
