@@ -19,9 +19,7 @@ def _eval(exp) -> None:
     if not not_configured(exp, out):
         with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
             rows = xelm_ppl_rows(evaluate(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out))
-    write_metrics(
-        "lm_eval", rows, P.at(P.METRICS, exp.name, stage="lm_eval"), P.at(P.METRICS_FILE, exp.name, stage="lm_eval")
-    )
+    write_metrics(rows, P.at(P.METRICS, exp.name, stage="lm_eval"))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -21,9 +21,7 @@ def _icl(exp) -> None:
     if not not_configured(exp, out):
         with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
             rows = xelm_icl_rows(run_icl(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out))
-    write_metrics(
-        "lm_icl", rows, P.at(P.METRICS, exp.name, stage="lm_icl"), P.at(P.METRICS_FILE, exp.name, stage="lm_icl")
-    )
+    write_metrics(rows, P.at(P.METRICS, exp.name, stage="lm_icl"))
 
 
 def main(argv: list[str] | None = None) -> None:

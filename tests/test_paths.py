@@ -58,7 +58,7 @@ def test_the_check_finds_a_spelled_path() -> None:
 def test_every_table_path_is_a_template_of_lsnmt_paths() -> None:
     """Each output and data input of the table is one of lsnmt.paths' templates (the report's files lie inside
     its ``reports`` folder, a metrics folder is ``METRICS`` of its stage)."""
-    metrics = {m.replace("{stage}", s.name) for s in STAGES for m in (P.METRICS, P.METRICS_FILE)}
+    metrics = {m.replace("{stage}", s.name) for s in STAGES for m in (P.METRICS,)}
     for stage in STAGES:
         for path in (*(o.path for o in stage.outs), *stage.deps):
             inside_reports = stage.name == "report" and path.startswith(P.REPORTS + "/")
@@ -104,7 +104,7 @@ CALLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "task_prep": (("prep",), ()),
     "task_train": (("lsnmt.tasks.train.train_tasks",), ()),
     "task_eval": (("evaluate", "task_rows", "write_metrics"), ()),
-    "claim": (("run_claim",), ()),
+    "claim": (("run_claim", "claim_rows", "write_metrics"), ()),
     "lm_data": (("build_lm_data", "not_configured"), ()),
     "cluster": (("cluster", "not_configured", "job_parents"), ()),
     "lm_seed": (("not_configured", "train_lm", "jobs", "xglm", "load_meta"), ()),
