@@ -8,12 +8,18 @@ experiment without a ``claim`` section gets a summary saying "not configured".
 """
 
 from lsnmt import paths as P
+from lsnmt import record
 from lsnmt.claim.stage import run_claim
 from lsnmt.runner.stage import run
 
 
+def _claim(exp) -> None:
+    run_claim(exp, P.at(P.CLAIM, exp.name), P.at(P.CLAIM_WORK, exp.name))
+    record.write(P.at(P.CLAIM, exp.name))
+
+
 def main(argv: list[str] | None = None) -> None:
-    run("claim", lambda exp: run_claim(exp, P.at(P.CLAIM, exp.name), P.at(P.CLAIM_WORK, exp.name)), argv)
+    run("claim", _claim, argv)
 
 
 if __name__ == "__main__":
