@@ -1,0 +1,85 @@
+"""Live training metrics for an experiment tracker (``train.tracker``): every curve row (``lsnmt.train.curve``)
+is also sent, as it is written, to DVCLive or TensorBoard, so that a run in progress can be watched.
+
+* ``dvclive``: ``<work_dir>/dvclive/`` (the training's resumable folder, ``work/{exp}/ckpt/{method}``) with its
+  own ``dvc.yaml`` declaring ``metrics.json`` and the curves, rewritten at every row: ``dvc exp show`` (and
+  ``dvc metrics show``, ``dvc plots show``) read it while the run goes on. No DVC experiment is saved by it.
+* ``tensorboard``: event files in ``<work_dir>/tensorboard/``, flushed at every row:
+  ``tensorboard --logdir work/<exp>/ckpt``.
+* ``none`` (the default): nothing.
+
+Neither package is a dependency of the project: a tracker that is not installed stops the training before its
+first update with one line naming the setting and the package to install.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from lsnmt.io import DataError
+
+PACKAGES = {"dvclive": "dvclive", "tensorboard": "tensorboard"}
+"""``train.tracker`` -> the package it needs (``pip install <package>``)."""
+
+
+class TrackerMissing(DataError):
+    """The tracker ``train.tracker`` names is not installed (a ``DataError``: the stage prints the message as one
+    line and exits 1, :func:`lsnmt.runner.base.guarded`)."""
+
+
+class Tracker(Protocol):
+    def log(self, step: int, values: Mapping[str, float | None]) -> None:
+        """Record ``values`` at update ``step`` and make them visible now (``None`` / NaN: not measured)."""
+        ...
+
+
+def _finite(values: Mapping[str, float | None]) -> dict[str, float]:
+    return {k: float(v) for k, v in values.items() if v is not None and math.isfinite(v)}
+
+
+class DVCLive:
+    """DVCLive's ``Live`` in ``folder``, with its ``dvc.yaml`` there (module docstring)."""
+
+    def __init__(self, folder: Path, resume: bool) -> None:
+        from dvclive import Live
+
+        self.live = Live(dir=str(folder), resume=resume, save_dvc_exp=False, dvcyaml=str(folder / "dvc.yaml"))
+
+    def log(self, step: int, values: Mapping[str, float | None]) -> None:
+        self.live.step = step
+        for key, value in _finite(values).items():
+            self.live.log_metric(f"train/{key}", value)
+        self.live.make_summary()
+        self.live.make_dvcyaml()
+
+
+class TensorBoard:
+    """``torch.utils.tensorboard``'s ``SummaryWriter`` in ``folder``, flushed at every row."""
+
+    def __init__(self, folder: Path) -> None:
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.writer = SummaryWriter(log_dir=str(folder))
+
+    def log(self, step: int, values: Mapping[str, float | None]) -> None:
+        for key, value in _finite(values).items():
+            self.writer.add_scalar(f"train/{key}", value, step)
+        self.writer.flush()
+
+
+def start(kind: str, work_dir: Path, resume: bool) -> Tracker | None:
+    """The tracker ``train.tracker`` names (``None`` for ``none``), writing under ``work_dir``; raises
+    :class:`TrackerMissing` naming the setting and the package when that package is not installed."""
+    if kind == "none":
+        return None
+    try:
+        tracker: Any = DVCLive(work_dir / kind, resume) if kind == "dvclive" else TensorBoard(work_dir / kind)
+    except ImportError as exc:
+        raise TrackerMissing(
+            f"train.tracker: {kind} needs the package {PACKAGES[kind]}, which is not installed "
+            f"(pip install {PACKAGES[kind]}; or set train.tracker: none): {exc}"
+        ) from exc
+    return tracker
