@@ -51,8 +51,9 @@ def run_info(logs: Path) -> dict[str, Any]:
 def ran_on(rec: Mapping[str, Any] | None) -> str:
     """Where and with what the run's trainings and its evaluation ran (:func:`lsnmt.record.describe`)."""
     if rec is None:
-        return ("Versions and machine: not recorded (no `evaluate/run.json`: results written before run records "
-                "existed).")
+        return (
+            "Versions and machine: not recorded (no `evaluate/run.json`: results written before run records existed)."
+        )
     trained: dict[str, list[str]] = {}
     for method, r in sorted((rec.get("train") or {}).items()):
         trained.setdefault(record.describe(r) if r else "a machine not recorded", []).append(method)
@@ -121,10 +122,17 @@ def translation_md(summary: Mapping[str, Any]) -> tuple[str, bool]:
     for one in sets:
         metric = one["metrics"][0]
         smoke &= set(one["methods"]) <= set(one.get("degenerate", {}).get("systems", {}))
-        header = ["system", f"{metric} (average, all directions)", "Δ vs naive",
-                  "directions better / worse / n.s. / untested", "verdict"]
-        parts += [f"### Translation: {one.get('label') or one.get('test_set', 'test')}",
-                  md_table(header, translation_rows(one))]
+        header = [
+            "system",
+            f"{metric} (average, all directions)",
+            "Δ vs naive",
+            "directions better / worse / n.s. / untested",
+            "verdict",
+        ]
+        parts += [
+            f"### Translation: {one.get('label') or one.get('test_set', 'test')}",
+            md_table(header, translation_rows(one)),
+        ]
     return "\n\n".join(parts), smoke
 
 
@@ -141,5 +149,7 @@ def headline_md(results: Results, logs: Path = Path("logs")) -> str:
     claim = claim_md(_json(root / "claim" / "summary.json"), claim_spec.table_link(exp.name))
     translation, smoke = translation_md(summary) if summary else ("Translation: not run.", False)
     scale = scale_md(run_info(logs / exp.name), record.read(root / "evaluate" / record.NAME), smoke)
-    return "\n\n".join([f"## The answer: `{exp.name}`", scale, *((claim, translation) if smoke else
-                                                                 (translation, claim))]) + "\n"
+    return (
+        "\n\n".join([f"## The answer: `{exp.name}`", scale, *((claim, translation) if smoke else (translation, claim))])
+        + "\n"
+    )

@@ -171,9 +171,11 @@ def curves_html(results: Results, out: Path) -> str:
         if not (folder / "curve.png").is_file():
             continue
         rel = PurePosixPath(Path(os.path.relpath(folder, out)).as_posix())
-        shown.append(f'<figure><img src="{rel / "curve.png"}" alt="training curve of {html.escape(method)}">'
-                     f'<figcaption class="files">{html.escape(method)}: <a href="{rel / "curve.tsv"}">curve.tsv'
-                     "</a></figcaption></figure>")
+        shown.append(
+            f'<figure><img src="{rel / "curve.png"}" alt="training curve of {html.escape(method)}">'
+            f'<figcaption class="files">{html.escape(method)}: <a href="{rel / "curve.tsv"}">curve.tsv'
+            "</a></figcaption></figure>"
+        )
     if not shown:
         return ""
     return "\n".join(['<h3 id="curves">Training curves</h3>', '<div class="curves">', *shown, "</div>"])
