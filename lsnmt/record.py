@@ -116,9 +116,9 @@ def read(path: Path) -> dict[str, Any] | None:
 
 
 def commit_text(rec: Mapping[str, Any]) -> str:
-    """``0ea8d81``, ``0ea8d81 + uncommitted changes (dirty)`` or ``no git checkout``."""
+    """``0ea8d81``, ``0ea8d81 + uncommitted changes (dirty)`` or ``no git commit`` (no checkout, or none yet)."""
     if not rec.get("commit"):
-        return "no git checkout"
+        return "no git commit"
     return rec["commit"][:7] + (" + uncommitted changes (dirty)" if rec.get("dirty") else "")
 
 

@@ -49,7 +49,7 @@ def test_dirty_means_uncommitted_code_not_dvc_lock(tmp_path: Path) -> None:
 
 def test_outside_a_git_checkout_there_is_no_commit(tmp_path: Path) -> None:
     assert record.git_state(tmp_path / "nowhere") == {"commit": None, "dirty": None}
-    assert record.commit_text({"commit": None}) == "no git checkout"
+    assert record.commit_text({"commit": None}) == "no git commit"
 
 
 def test_only_the_main_rank_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
