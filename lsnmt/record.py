@@ -116,10 +116,11 @@ def read(path: Path) -> dict[str, Any] | None:
 
 
 def commit_text(rec: Mapping[str, Any]) -> str:
-    """``0ea8d81``, ``0ea8d81 + uncommitted changes (dirty)`` or ``no git commit`` (no checkout, or none yet)."""
+    """``commit 0ea8d81``, ``commit 0ea8d81 + uncommitted changes (dirty)`` or ``no git commit`` (no checkout, or
+    none yet)."""
     if not rec.get("commit"):
         return "no git commit"
-    return rec["commit"][:7] + (" + uncommitted changes (dirty)" if rec.get("dirty") else "")
+    return f"commit {rec['commit'][:7]}" + (" + uncommitted changes (dirty)" if rec.get("dirty") else "")
 
 
 def describe(rec: Mapping[str, Any]) -> str:
@@ -129,5 +130,5 @@ def describe(rec: Mapping[str, Any]) -> str:
     gpus = f", {len(rec['gpus'])} x {rec['gpus'][0]}" if rec.get("gpus") else ""
     return (
         f"{m.get('host', '?')} ({m.get('processor', '?')}, {m.get('cores', '?')} cores{gpus}), Python "
-        f"{rec.get('python', '?')}, torch {rec.get('torch', '?')} ({cuda}), commit {commit_text(rec)}"
+        f"{rec.get('python', '?')}, torch {rec.get('torch', '?')} ({cuda}), {commit_text(rec)}"
     )
