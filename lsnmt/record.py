@@ -3,8 +3,9 @@
 Every training (``train``, ``search``, ``task_train``, x-elm's language models, ``claim``) and every evaluation
 (``evaluate``, ``task_eval``, ``lm_eval``, ``lm_icl``) writes one into its output, so a result says where it came
 from: Python, torch, the CUDA torch was built with and the GPUs it saw, the project's git commit and whether the
-checkout had uncommitted changes ("dirty"; ``dvc.lock``, which DVC rewrites during a run, does not count), the
-machine (host, processor, cores, operating system) and the device the project's device choice takes there
+checkout's tracked files had uncommitted changes ("dirty"; ``dvc.lock`` and ``reports/params.csv``, which a run
+rewrites, do not count), the machine (host, processor, cores, operating system) and the device the project's
+device choice takes there
 (:func:`lsnmt.train.dist.pick_device`: CUDA when available). ``evaluate`` also copies its trainings' records, so
 that the report reads the run's machine from its one input (``results/{exp}/evaluate/run.json``), never from the
 machine that builds the report.
@@ -28,8 +29,9 @@ NAME = "run.json"
 """The record's file name in a stage's output folder."""
 ROOT = Path(__file__).resolve().parents[1]
 """The project's checkout (its git commit is recorded)."""
-NOT_COUNTED = ("dvc.lock",)
-"""Files whose changes do not make the checkout dirty: DVC rewrites the lock file while a run goes on."""
+NOT_COUNTED = ("dvc.lock", "reports/params.csv")
+"""Tracked files that a run rewrites, whose changes do not make the checkout dirty: DVC's lock file and the
+``params`` stage's table. Untracked files do not count either (a run's reports and ``dvclive/`` are untracked)."""
 
 
 def processor() -> str:
@@ -56,7 +58,7 @@ def git_state(root: Path = ROOT) -> dict[str, Any]:
     commit = git("rev-parse", "HEAD")
     if commit is None:
         return {"commit": None, "dirty": None}
-    status = git("status", "--porcelain", "--", ".", *(f":(exclude){p}" for p in NOT_COUNTED))
+    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", *(f":(exclude){p}" for p in NOT_COUNTED))
     return {"commit": commit.strip(), "dirty": None if status is None else bool(status.strip())}
 
 

@@ -32,7 +32,7 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
 
 
-def test_dirty_means_uncommitted_code_not_dvc_lock(tmp_path: Path) -> None:
+def test_dirty_means_changed_tracked_code_not_run_outputs(tmp_path: Path) -> None:
     _git(tmp_path, "init", "-q")
     (tmp_path / "code.py").write_text("x = 1\n")
     (tmp_path / "dvc.lock").write_text("schema: '2.0'\n")
@@ -40,6 +40,7 @@ def test_dirty_means_uncommitted_code_not_dvc_lock(tmp_path: Path) -> None:
     _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
     assert record.git_state(tmp_path)["dirty"] is False
     (tmp_path / "dvc.lock").write_text("schema: '2.0'\nstages: {}\n")  # DVC rewrites it during a run
+    (tmp_path / "index.html").write_text("a report\n")  # an untracked output of a run (reports/, dvclive/)
     assert record.git_state(tmp_path)["dirty"] is False
     (tmp_path / "code.py").write_text("x = 2\n")
     state = record.git_state(tmp_path)

@@ -1,9 +1,12 @@
 """Live training metrics for an experiment tracker (``train.tracker``): every curve row (``lsnmt.train.curve``)
 is also sent, as it is written, to DVCLive or TensorBoard, so that a run in progress can be watched.
 
-* ``dvclive``: ``<work_dir>/dvclive/`` (the training's resumable folder, ``work/{exp}/ckpt/{method}``) with its
-  own ``dvc.yaml`` declaring ``metrics.json`` and the curves, rewritten at every row: ``dvc exp show`` (and
-  ``dvc metrics show``, ``dvc plots show``) read it while the run goes on. No DVC experiment is saved by it.
+* ``dvclive``: ``dvclive/<exp>/ckpt/<method>/`` at the repository root (the training's resumable folder
+  ``work/<exp>/ckpt/<method>`` with ``dvclive`` for ``work``), with its own ``dvc.yaml`` declaring ``metrics.json``
+  and the curves, rewritten at every row: ``dvc exp show`` (and ``dvc metrics show``, ``dvc plots show``) read it
+  while the run goes on. DVC reads ``dvc.yaml`` files only outside Git-ignored folders, so this one is not ignored
+  (as DVCLive's own default, ``dvclive/``, is not): ``dvc exp run`` commits it with the experiment. No DVC
+  experiment is saved by DVCLive itself.
 * ``tensorboard``: event files in ``<work_dir>/tensorboard/``, flushed at every row:
   ``tensorboard --logdir work/<exp>/ckpt``.
 * ``none`` (the default): nothing.
@@ -70,13 +73,26 @@ class TensorBoard:
         self.writer.flush()
 
 
+WORK = Path("work")
+"""The root of the trainings' resumable folders (``lsnmt.paths``: ``work/{exp}/...``)."""
+
+
+def folder(kind: str, work_dir: Path) -> Path:
+    """Where tracker ``kind`` writes for the training whose resumable folder is ``work_dir`` (module docstring); a
+    ``work_dir`` outside ``work/`` (a test's) gets ``work_dir/<kind>``."""
+    if kind == "dvclive" and not work_dir.is_absolute() and work_dir.parts[:1] == WORK.parts:
+        return Path(kind, *work_dir.parts[1:])
+    return work_dir / kind
+
+
 def start(kind: str, work_dir: Path, resume: bool) -> Tracker | None:
-    """The tracker ``train.tracker`` names (``None`` for ``none``), writing under ``work_dir``; raises
+    """The tracker ``train.tracker`` names (``None`` for ``none``), writing to :func:`folder`; raises
     :class:`TrackerMissing` naming the setting and the package when that package is not installed."""
     if kind == "none":
         return None
+    where = folder(kind, work_dir)
     try:
-        tracker: Any = DVCLive(work_dir / kind, resume) if kind == "dvclive" else TensorBoard(work_dir / kind)
+        tracker: Any = DVCLive(where, resume) if kind == "dvclive" else TensorBoard(where)
     except ImportError as exc:
         raise TrackerMissing(
             f"train.tracker: {kind} needs the package {PACKAGES[kind]}, which is not installed "

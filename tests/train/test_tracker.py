@@ -18,6 +18,7 @@ from lsnmt.train import tracker
 from lsnmt.train.curve import Curve
 from lsnmt.train.trainer import NO_EFFECT
 
+ROOT = Path(__file__).resolve().parents[2]
 HAS_DVCLIVE = importlib.util.find_spec("dvclive") is not None
 HAS_TENSORBOARD = importlib.util.find_spec("tensorboard") is not None
 
@@ -25,6 +26,12 @@ HAS_TENSORBOARD = importlib.util.find_spec("tensorboard") is not None
 def test_none_is_the_default_and_changes_no_weights() -> None:
     assert TrainConfig().tracker == "none" and tracker.start("none", Path("unused"), False) is None
     assert "tracker" in NO_EFFECT  # switching it on resumes a run instead of restarting it
+
+
+def test_where_each_tracker_writes(tmp_path: Path) -> None:
+    assert tracker.folder("dvclive", Path("work/default/ckpt/lms")) == Path("dvclive/default/ckpt/lms")
+    assert tracker.folder("tensorboard", Path("work/default/ckpt/lms")) == Path("work/default/ckpt/lms/tensorboard")
+    assert tracker.folder("dvclive", tmp_path) == tmp_path / "dvclive"
 
 
 @pytest.mark.parametrize(("kind", "module"), [("dvclive", "dvclive"), ("tensorboard", "torch.utils.tensorboard")])
@@ -52,22 +59,29 @@ def _workspace_metrics(repo: Path) -> dict:
 
 
 @pytest.mark.skipif(not HAS_DVCLIVE, reason="dvclive is not installed (pip install -e .[tracking]): NOT checked")
-def test_dvclive_shows_a_run_in_progress_in_dvc_exp_show(tmp_path: Path) -> None:
+def test_dvclive_shows_a_run_in_progress_in_dvc_exp_show(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a repository that ignores ``work/`` as this one does (DVC reads no ``dvc.yaml`` in an ignored folder),
+    a training whose resumable folder is ``work/tiny/ckpt/naive`` shows its latest row in ``dvc exp show``."""
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (repo / ".gitignore").write_text((ROOT / ".gitignore").read_text(encoding="utf-8"), encoding="utf-8")
     _dvc(repo, "init", "-q")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"], cwd=repo, check=True)
-    work = repo / "work" / "tiny" / "ckpt" / "naive"
+    monkeypatch.chdir(repo)
+    work = Path("work/tiny/ckpt/naive")  # relative, as the stages hand it (lsnmt.paths)
     work.mkdir(parents=True)
     curve = Curve(work / "curve.tsv", None, tracker.start("dvclive", work, False))
     curve.append(10, 5.0, 4.9, 1e-3, None)  # the run is still going: no end, no close
+    key = "dvclive/tiny/ckpt/naive/metrics.json"
     metrics = _workspace_metrics(repo)
-    (key,) = metrics
-    assert key.endswith("work/tiny/ckpt/naive/dvclive/metrics.json")
+    assert list(metrics) == [key], metrics
     assert metrics[key]["data"] == {"step": 10, "train": {"loss": 5.0, "nll": 4.9, "lr": 0.001}}
     curve.append(20, 4.0, 3.9, 2e-3, 4.5)
     assert _workspace_metrics(repo)[key]["data"]["train"] == {"loss": 4.0, "nll": 3.9, "lr": 0.002, "valid_loss": 4.5}
+    ignored = subprocess.run(["git", "check-ignore", "-q", key], cwd=repo)
+    assert ignored.returncode == 1  # not ignored: dvc exp run commits it with the experiment
 
 
 @pytest.mark.skipif(
