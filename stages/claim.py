@@ -9,6 +9,7 @@ experiment without a ``claim`` section gets a summary saying "not configured".
 """
 
 from lsnmt import paths as P
+from lsnmt import record
 from lsnmt.claim.stage import run_claim
 from lsnmt.eval.metrics import claim_rows, write_metrics
 from lsnmt.runner.stage import run
@@ -16,6 +17,7 @@ from lsnmt.runner.stage import run
 
 def _claim(exp) -> None:
     summary = run_claim(exp, P.at(P.CLAIM, exp.name), P.at(P.CLAIM_WORK, exp.name))
+    record.write(P.at(P.CLAIM, exp.name))
     write_metrics(claim_rows(summary), P.at(P.METRICS, exp.name, stage="claim"), summary.get("status", "not run"))
 
 

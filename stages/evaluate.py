@@ -12,6 +12,7 @@ metrics, one file per test set and system, ``results/{exp}/metrics/evaluate/{tes
 import torch
 
 from lsnmt import paths as P
+from lsnmt import record
 from lsnmt.eval.evaluate import evaluate
 from lsnmt.eval.metrics import mt_rows, write_metrics
 from lsnmt.runner.stage import run_all_methods
@@ -22,6 +23,7 @@ def _evaluate(exp, methods: tuple[str, ...]) -> None:
     name = exp.name
     summary = evaluate(exp, methods, P.at(P.EXPERIMENT_RESULTS, name), P.at(P.PREPARED, name), P.at(P.SPM, name),
                        P.at(P.BIN, name), P.at(P.EVALUATE, name))
+    record.write(P.at(P.EVALUATE, name), train=record.trainings(P.at(P.TRAINED, name), methods))
     write_metrics(mt_rows(summary), P.at(P.METRICS, name, stage="evaluate"))
 
 

@@ -7,6 +7,7 @@ and system, ``results/{exp}/metrics/task_eval/{task}/{system}.json`` (lsnmt.eval
 """
 
 from lsnmt import paths as P
+from lsnmt import record
 from lsnmt.eval.metrics import task_rows, write_metrics
 from lsnmt.runner.stage import run_tasks
 from lsnmt.tasks.evaluate import evaluate
@@ -15,6 +16,7 @@ from lsnmt.tasks.evaluate import evaluate
 def _eval(exp, tasks, _methods) -> None:
     name = exp.name
     summary = evaluate(tasks, P.at(P.TASK_DATA, name), P.at(P.TASKS, name), P.at(P.TASK_EVAL, name))
+    record.write(P.at(P.TASK_EVAL, name), tasks=record.of(P.at(P.TASKS, name)))
     write_metrics(task_rows(summary), P.at(P.METRICS, name, stage="task_eval"))
 
 

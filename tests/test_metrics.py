@@ -28,6 +28,7 @@ from lsnmt.eval.metrics import (
     xelm_icl_rows,
     xelm_ppl_rows,
 )
+from lsnmt.train import curve_plot
 from lsnmt.train.curve import Curve
 from tests.report.fixtures import write_evaluate
 
@@ -231,6 +232,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
             curve.append(
                 step, 9.0 - step / 50 - i / 10, 8.5 - step / 50, 1e-3, 8.0 - step / 60 if step == 100 else None
             )
+        curve_plot.draw(curve.path, curve.path.with_suffix(".png"), f"{exp}: {method}")  # as the train stage does
     git = ["git", "-c", "user.name=ci", "-c", "user.email=ci@localhost"]
     subprocess.run([*git, "add", "-A"], cwd=repo, check=True, capture_output=True)
     subprocess.run([*git, "commit", "-qm", "fixture"], cwd=repo, check=True, capture_output=True)
@@ -338,6 +340,8 @@ def test_dvc_plots_show_draws_every_training_curve(repo: tuple[Path, list[str]])
     assert not shown.get("errors"), shown.get("errors")
     curves = {k for k in shown["data"] if k.endswith("curve.tsv")}
     assert curves == {f"results/default/train/{m}/curve.tsv" for m in methods}
+    images = {k for k in shown["data"] if k.endswith("curve.png")}  # drawn offline: no chart library needed
+    assert images == {f"results/default/train/{m}/curve.png" for m in methods}
 
 
 def test_a_stage_without_numbers_says_why_in_one_row(tmp_path: Path) -> None:

@@ -150,7 +150,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(name="train", log="logs/{exp}/train/{method}.log", each="method",
           deps=(P.BIN, P.SEARCH),
           outs=(Out(P.MODEL),
-                Out(P.CURVE, "plots", xy=("step", "loss"))),
+                Out(P.CURVE, "plots", xy=("step", "loss")), Out(P.CURVE_IMAGE, "plots"), Out(P.TRAIN_RECORD)),
           params=("data", "model", "train", "method_cfg.{method}"), needs="translation",
           threads=("train.cpu_threads", 2), job="train"),
     Stage(name="translate", log="logs/{exp}/translate/{method}.log", each="method",
