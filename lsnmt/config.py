@@ -92,6 +92,10 @@ class TrainConfig:
     (``lsnmt.train.batching``, "Fixed shapes"), so that a compiled step sees a small, known set of shapes."""
     seed: Seed = 1
     log_every: Count = 100
+    tracker: Literal["none", "dvclive", "tensorboard"] = "none"
+    """Send every curve row (each ``log_every`` updates) to an experiment tracker while training
+    (:mod:`lsnmt.train.tracker`): ``dvclive`` (``dvc exp show`` shows the run in progress) or ``tensorboard``;
+    neither package is a dependency (``pip install dvclive`` / ``tensorboard``). It does not change the weights."""
     validate_every: Count = 1000
     save_every: Count = 1000
     keep_last: Annotated[int, Range(ge=0)] = 5

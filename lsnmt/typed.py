@@ -11,7 +11,8 @@ absent (``None``), so that every experiment can list every section DVC tracks.
 Constraints on one value are declared beside its field with ``Annotated``:
 ``max_steps: Annotated[int, Range(ge=1)] = 100_000``, ``name: SafeName``; ``build``
 checks them after the type. Relations between fields stay in ``__post_init__``.
-:func:`load_yaml` reads YAML refusing duplicate keys (PyYAML keeps the last one).
+:func:`load_yaml` reads YAML refusing duplicate keys (PyYAML keeps the last one); :func:`load_mapping` also
+checks that the document is a mapping, for the loaders that read a few keys of a params file without ``build``.
 """
 
 from __future__ import annotations
@@ -255,6 +256,26 @@ def load_yaml(path: str | Path) -> Any:
         raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
 
 
+def mapping_of(value: Any, key: str, path: str | Path) -> dict[Any, Any]:
+    """``value``, the key ``key`` of the file ``path`` (``<top>``: the whole document), when it is a mapping; else
+    :class:`ConfigError`, one line naming the file, the key and what it holds, in :func:`build`'s words."""
+    if isinstance(value, dict):
+        return value
+    if value is None:
+        got = "an empty file" if key == "<top>" else "null"
+    else:
+        text = repr(value)
+        got = f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+    raise ConfigError(f"{path}: {key}: expected a mapping, got {got}")
+
+
+def load_mapping(path: str | Path) -> dict[Any, Any]:
+    """The YAML document of ``path``, which must be a mapping (a params file's top level): what a loader that reads
+    a few keys of the file checks first, as :func:`build` does for the whole (the data stages' view,
+    ``lsnmt.graph.dvc``); :func:`mapping_of`'s error otherwise (a list, a scalar, an empty file)."""
+    return mapping_of(load_yaml(path), "<top>", path)
+
+
 __all__ = ["INT64", "MAX_SEED", "NAME_PATTERN", "ConfigError", "Count", "DuplicateKeyError", "FieldError", "Name",
            "NonNegative", "Pattern", "Positive", "Range", "Rate", "SafeName", "Seed", "Sha256", "UniqueKeyLoader",
-           "build", "load_yaml", "to_dict"]
+           "build", "load_mapping", "load_yaml", "mapping_of", "to_dict"]

@@ -4,14 +4,15 @@
 
 Writes ``results/{exp}/evaluate/{method}/{src}-{tgt}.json`` (every metric with its sacreBLEU
 signature; an extra test set such as the held-out ``test.tatoeba`` in ``{method}/test.tatoeba/``),
-``summary.json`` (the extra test sets under ``test_sets``) and ``summary.md``, the headline numbers DVC declares
-as metrics, ``results/{exp}/metrics/evaluate.json``, and their per-system detail,
-``results/{exp}/metrics/evaluate/{test set}/{system}.json`` (lsnmt.eval.metrics).
+``summary.json`` (the extra test sets under ``test_sets``) and ``summary.md``, and the numbers DVC declares as
+metrics, one file per test set and system, ``results/{exp}/metrics/evaluate/{test set}/{system}.json``
+(lsnmt.eval.metrics).
 """
 
 import torch
 
 from lsnmt import paths as P
+from lsnmt import record
 from lsnmt.eval.evaluate import evaluate
 from lsnmt.eval.metrics import mt_rows, write_metrics
 from lsnmt.runner.stage import run_all_methods
@@ -22,8 +23,8 @@ def _evaluate(exp, methods: tuple[str, ...]) -> None:
     name = exp.name
     summary = evaluate(exp, methods, P.at(P.EXPERIMENT_RESULTS, name), P.at(P.PREPARED, name), P.at(P.SPM, name),
                        P.at(P.BIN, name), P.at(P.EVALUATE, name))
-    write_metrics("evaluate", mt_rows(summary), P.at(P.METRICS, name, stage="evaluate"),
-                  P.at(P.METRICS_FILE, name, stage="evaluate"))
+    record.write(P.at(P.EVALUATE, name), train=record.trainings(P.at(P.TRAINED, name), methods))
+    write_metrics(mt_rows(summary), P.at(P.METRICS, name, stage="evaluate"))
 
 
 def main(argv: list[str] | None = None) -> None:

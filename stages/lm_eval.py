@@ -7,6 +7,7 @@ of x-elm Tables 1, 2, 7, 8 and Figures 3, 4, 6 (lsnmt.xelm.evaluate).
 from threadpoolctl import threadpool_limits
 
 from lsnmt import paths as P
+from lsnmt import record
 from lsnmt.eval.metrics import write_metrics, xelm_ppl_rows
 from lsnmt.runner.stage import run
 from lsnmt.xelm import layout as xl
@@ -19,9 +20,8 @@ def _eval(exp) -> None:
     if not not_configured(exp, out):
         with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
             rows = xelm_ppl_rows(evaluate(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out))
-    write_metrics(
-        "lm_eval", rows, P.at(P.METRICS, exp.name, stage="lm_eval"), P.at(P.METRICS_FILE, exp.name, stage="lm_eval")
-    )
+        record.write(out)
+    write_metrics(rows, P.at(P.METRICS, exp.name, stage="lm_eval"))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,6 +9,7 @@ expert is an independent job. Resumable state: ``work/{exp}/xelm/ckpt/{expert}``
 
 import sys
 
+from lsnmt import record
 from lsnmt.runner import launch
 from lsnmt.runner.stage import run_keyed
 from lsnmt.xelm import jobs
@@ -23,6 +24,7 @@ def _expert(exp, expert: str, argv: list[str]) -> None:
     job = jobs.expert_job(exp, expert, lm_dir, xl.cluster_dir(exp.name), xl.seed_dir(exp.name) / "model.pt")
     train_lm(job, exp.xelm.lm, lm_dir, load_meta(lm_dir), xl.ckpt_dir(exp.name, expert),
              xl.expert_dir(exp.name, expert), threads=exp.xelm.threads)
+    record.write(xl.expert_dir(exp.name, expert))
 
 
 def main(argv: list[str] | None = None) -> None:

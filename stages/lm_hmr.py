@@ -8,6 +8,7 @@ experts are only read. ``--target`` is one of params.yaml's ``xelm_targets``.
 
 import sys
 
+from lsnmt import record
 from lsnmt.runner import launch
 from lsnmt.runner.stage import run_keyed
 from lsnmt.xelm import jobs
@@ -22,6 +23,7 @@ def _hmr(exp, target: str, argv: list[str]) -> None:
     job = jobs.hmr_job(exp, target, lm_dir, xl.cluster_dir(exp.name))
     train_lm(job, exp.xelm.lm, lm_dir, load_meta(lm_dir), xl.ckpt_dir(exp.name, f"hmr-{target}"),
              xl.hmr_dir(exp.name, target), threads=exp.xelm.threads)
+    record.write(xl.hmr_dir(exp.name, target))
 
 
 def main(argv: list[str] | None = None) -> None:

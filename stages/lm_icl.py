@@ -9,6 +9,7 @@ is absent is recorded as "not run" in ``summary.json`` with what to fetch.
 from threadpoolctl import threadpool_limits
 
 from lsnmt import paths as P
+from lsnmt import record
 from lsnmt.eval.metrics import write_metrics, xelm_icl_rows
 from lsnmt.runner.stage import run
 from lsnmt.xelm import layout as xl
@@ -21,9 +22,8 @@ def _icl(exp) -> None:
     if not not_configured(exp, out):
         with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
             rows = xelm_icl_rows(run_icl(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out))
-    write_metrics(
-        "lm_icl", rows, P.at(P.METRICS, exp.name, stage="lm_icl"), P.at(P.METRICS_FILE, exp.name, stage="lm_icl")
-    )
+        record.write(out)
+    write_metrics(rows, P.at(P.METRICS, exp.name, stage="lm_icl"))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,6 +6,7 @@ their donors (x-elm Sec. 6.3; lsnmt.xelm.jobs).
 
 import sys
 
+from lsnmt import record
 from lsnmt.io import atomic_dir, write_json
 from lsnmt.runner import launch
 from lsnmt.runner.stage import run
@@ -27,6 +28,7 @@ def _lapt(exp, argv: list[str]) -> None:
     launch.relaunch(exp.xelm, argv, "stages.lm_lapt", "xelm")  # several ranks: this job under torchrun
     train_lm(jobs.lapt_job(exp, lm_dir, xl.cluster_dir(exp.name)), exp.xelm.lm, lm_dir, load_meta(lm_dir),
              xl.ckpt_dir(exp.name, "lapt"), out, threads=exp.xelm.threads)
+    record.write(out)
 
 
 def main(argv: list[str] | None = None) -> None:

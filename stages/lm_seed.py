@@ -8,6 +8,7 @@ Resumable state: ``work/{exp}/xelm/ckpt/seed``.
 
 import sys
 
+from lsnmt import record
 from lsnmt.runner import launch
 from lsnmt.runner.stage import run
 from lsnmt.xelm import jobs, xglm
@@ -27,6 +28,7 @@ def _seed(exp, argv: list[str]) -> None:
         launch.relaunch(exp.xelm, argv, "stages.lm_seed", "xelm")  # several ranks: this job under torchrun
         train_lm(jobs.seed_job(exp, lm_dir), exp.xelm.lm, lm_dir, load_meta(lm_dir), xl.ckpt_dir(exp.name, "seed"),
                  out, threads=exp.xelm.threads)
+    record.write(out)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -10,6 +10,7 @@ train job declares as an input (LSL-NAS methods read their layout there).
 import torch
 
 from lsnmt import paths as P
+from lsnmt import record
 from lsnmt.runner.stage import run
 from lsnmt.train.search import run_search
 
@@ -17,6 +18,7 @@ from lsnmt.train.search import run_search
 def _search(exp) -> None:
     torch.set_num_threads(exp.train.cpu_threads)  # same weights whatever the core count (TrainConfig.cpu_threads)
     run_search(exp, P.at(P.BIN, exp.name), P.at(P.SEARCH, exp.name), P.at(P.SEARCH_WORK, exp.name))
+    record.write(P.at(P.SEARCH, exp.name))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -2,12 +2,12 @@
 
     python -m stages.task_eval --experiment default --log logs/default/task_eval.log
 
-Writes ``results/{exp}/task_eval/summary.{json,md}``, the headline numbers DVC declares as metrics,
-``results/{exp}/metrics/task_eval.json``, and their per-system detail,
-``results/{exp}/metrics/task_eval/{task}/{system}.json`` (lsnmt.eval.metrics).
+Writes ``results/{exp}/task_eval/summary.{json,md}`` and the numbers DVC declares as metrics, one file per task
+and system, ``results/{exp}/metrics/task_eval/{task}/{system}.json`` (lsnmt.eval.metrics).
 """
 
 from lsnmt import paths as P
+from lsnmt import record
 from lsnmt.eval.metrics import task_rows, write_metrics
 from lsnmt.runner.stage import run_tasks
 from lsnmt.tasks.evaluate import evaluate
@@ -16,8 +16,8 @@ from lsnmt.tasks.evaluate import evaluate
 def _eval(exp, tasks, _methods) -> None:
     name = exp.name
     summary = evaluate(tasks, P.at(P.TASK_DATA, name), P.at(P.TASKS, name), P.at(P.TASK_EVAL, name))
-    write_metrics("task_eval", task_rows(summary), P.at(P.METRICS, name, stage="task_eval"),
-                  P.at(P.METRICS_FILE, name, stage="task_eval"))
+    record.write(P.at(P.TASK_EVAL, name), tasks=record.of(P.at(P.TASKS, name)))
+    write_metrics(task_rows(summary), P.at(P.METRICS, name, stage="task_eval"))
 
 
 def main(argv: list[str] | None = None) -> None:

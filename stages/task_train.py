@@ -5,6 +5,7 @@
 """
 
 from lsnmt import paths as P
+from lsnmt import record
 from lsnmt.runner.stage import run_tasks
 
 
@@ -13,6 +14,7 @@ def _train(exp, tasks, methods) -> None:
 
     name = exp.name
     train_tasks(exp, tasks, methods, P.at(P.TASK_DATA, name), P.at(P.TASKS, name), P.at(P.TASKS_WORK, name))
+    record.write(P.at(P.TASKS, name))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lsnmt.runner import stage as cli
-from lsnmt.runner.console import CONSOLE, ConsoleFilter, console_handler, stage_clock
+from lsnmt.runner.console import CONSOLE, ETA, STEP, ConsoleFilter, console_handler, stage_clock
 from lsnmt.runner.progress import Progress, progress
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture()
 def console(monkeypatch: pytest.MonkeyPatch):
     """The root logger with only a console handler writing to a string."""
-    monkeypatch.delenv("LSNMT_VERBOSE", raising=False)
+    for var in ("LSNMT_VERBOSE", STEP, ETA):
+        monkeypatch.delenv(var, raising=False)
     stream = io.StringIO()
     root = logging.getLogger()
     saved, level = root.handlers[:], root.level
@@ -61,6 +62,29 @@ def test_stage_clock_logs_start_end_and_the_held_warnings(console: io.StringIO) 
     assert lines[1] == "en-de: hypotheses reached the length limit"
     assert lines[2] == "2 more warning(s) like 'en-de: hypotheses reached the length limit' (see the log)"
     assert re.fullmatch(r"translate: done in \d+ s", lines[3]) and len(lines) == 4
+
+
+def test_under_dvc_the_start_line_says_the_place_and_time_left(
+    console: io.StringIO, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """lsnmt.graph.brief sets the stage's place and the run's time left; the held warnings name the log file."""
+    monkeypatch.setenv(STEP, "12/41")
+    monkeypatch.setenv(ETA, "about 14 min left")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "logs").mkdir()
+    file_handler = logging.FileHandler("logs/translate.log")
+    logging.getLogger().addHandler(file_handler)
+    try:
+        with stage_clock("translate", "default, naive"):
+            for d in ("en-de", "en-fr"):
+                logging.getLogger("lsnmt.x").warning("%s: cut", d)
+    finally:
+        logging.getLogger().removeHandler(file_handler)
+        file_handler.close()
+    lines = console.getvalue().splitlines()
+    assert lines[0] == "[12/41] translate: start (default, naive); about 14 min left in all"
+    assert lines[2] == "1 more warning(s) like 'en-de: cut' (see logs/translate.log)"
+    assert re.fullmatch(r"\[12/41\] translate: done in \d+ s", lines[3]), lines
 
 
 def test_stage_clock_says_failed(console: io.StringIO) -> None:
@@ -164,3 +188,14 @@ def test_a_stage_prints_start_and_end_and_logs_the_rest(tmp_path: Path) -> None:
     assert err[0].endswith("probe: start (default)") and re.search(r"probe: done in \d+ s$", err[1])
     assert "detail" in log.read_text(encoding="utf-8") and "detail" not in out.stderr
     assert cli.stage_clock is stage_clock
+
+
+def test_the_length_limit_warning_fits_the_situation() -> None:
+    """An untrained model (the default's 200 updates) runs most hypotheses to the limit: expected, nothing to raise;
+    a few cut hypotheses of a trained one: the limit is tight."""
+    from lsnmt.decode.translate import length_advice
+
+    untrained = length_advice(30, 32, 200)
+    assert "expected" in untrained and "200 updates" in untrained and "not a setting to raise" in untrained
+    assert "decode.max_len_b" not in untrained
+    assert "raise decode.max_len_b" in length_advice(2, 32, 100_000)

@@ -41,7 +41,8 @@ def test_dvc_metrics_diff_after_a_recorded_run_and_a_params_change(tmp_path: Pat
     _run([*GIT, "add", "dvc.lock"], repo)  # the README's record step: dvc.lock is not ignored
     _run([*GIT, "commit", "-qm", "tiny run"], repo)
     assert _run(["git", "ls-files", "dvc.lock"], repo).strip() == "dvc.lock"
-    before = json.loads((repo / "results/tiny/metrics/lm_eval.json").read_text())
+    target = "results/tiny/metrics/lm_eval/tfidf_ens.json"  # one file per model (lsnmt/eval/metrics.py)
+    before = json.loads((repo / target).read_text())
 
     params = repo / "params.yaml"
     text = params.read_text(encoding="utf-8")
@@ -51,11 +52,12 @@ def test_dvc_metrics_diff_after_a_recorded_run_and_a_params_change(tmp_path: Pat
     _run(["dvc", "repro", "lm_eval"], repo)
 
     # the other stages' metrics files were never written (only the x-elm branch ran): DVC says so on stderr
-    target = "results/tiny/metrics/lm_eval.json"
-    diff = json.loads(_run(["dvc", "metrics", "diff", "--json", "--targets", target], repo, stdout_only=True))
-    changed = diff["results/tiny/metrics/lm_eval.json"]
-    assert set(changed) == {"ppl.tfidf_ens"}, changed  # only the ensemble's perplexity depends on T
-    assert changed["ppl.tfidf_ens"]["old"] == before["ppl"]["tfidf_ens"]
-    assert changed["ppl.tfidf_ens"]["new"] != changed["ppl.tfidf_ens"]["old"]
+    diff = json.loads(_run(["dvc", "metrics", "diff", "--json", "--targets", "results/tiny/metrics/lm_eval"], repo,
+                           stdout_only=True))
+    assert set(diff) == {target}, diff  # only the ensemble's perplexity depends on T
+    changed = diff[target]
+    assert set(changed) == {"ppl"}, changed
+    assert changed["ppl"]["old"] == before["ppl"]
+    assert changed["ppl"]["new"] != changed["ppl"]["old"]
     table = _run(["dvc", "metrics", "diff"], repo)
-    assert re.search(r"results/tiny/metrics/lm_eval\.json\s+ppl\.tfidf_ens\s+\S+\s+\S+", table), table
+    assert re.search(r"results/tiny/metrics/lm_eval/tfidf_ens\.json\s+ppl\s+\S+\s+\S+", table), table

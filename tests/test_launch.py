@@ -96,6 +96,7 @@ def test_stage_relaunches_itself_under_torchrun(tmp_path: Path) -> None:
     model = torch.load(tmp_path / "results/t/train/naive/model.pt", weights_only=False)
     assert model["step"] == 4
     assert ckpt_world(tmp_path) == 2
+    assert (tmp_path / "work/locks/t/train@naive.lock").read_bytes() == b""  # released at torchrun's end
 
 
 def ckpt_world(root: Path) -> int:

@@ -1,7 +1,7 @@
-"""The headline metrics (lsnmt/eval/metrics.py) and what DVC makes of them: ``dvc exp show`` names the columns by
-short keys (``bleu.naive``) and each of the README's views of the default fits 200 columns, ``dvc metrics show`` of
-a detail folder prints one row per system that fits a terminal, ``dvc plots show`` draws the training curves
-without an error.
+"""The metrics files (lsnmt/eval/metrics.py) and what DVC makes of them: a bare ``dvc metrics show`` prints one row
+per system (and test set, task, x-elm model or claim) and one column per metric, chrF, the held-out Tatoeba set and
+the claim included, within 200 characters on the default; each of the README's ``dvc exp show`` views fits 200
+characters too; ``dvc plots show`` draws the training curves without an error.
 
 The DVC checks run the real ``dvc`` on a copy of the repository whose output folders hold fixture results written
 by the stages' own writers (``tests/report/fixtures.py`` for the evaluation summary, ``lsnmt.eval.metrics``,
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -18,7 +19,16 @@ import pytest
 
 from lsnmt import paths as P
 from lsnmt.config import Params
-from lsnmt.eval.metrics import headline, mt_rows, task_rows, write_metrics, write_rows, xelm_icl_rows, xelm_ppl_rows
+from lsnmt.eval.metrics import (
+    claim_rows,
+    mt_rows,
+    task_rows,
+    write_metrics,
+    write_rows,
+    xelm_icl_rows,
+    xelm_ppl_rows,
+)
+from lsnmt.train import curve_plot
 from lsnmt.train.curve import Curve
 from tests.report.fixtures import write_evaluate
 
@@ -100,6 +110,20 @@ XELM = {
 }
 
 
+CLAIM = {
+    "comparisons": [
+        {"system": s, "baseline": b, "bleu": {"delta": d, "p": p}}
+        for s, b, d, p in (("lms", "naive", 1.234, 0.2481), ("lsl", "naive_w24", 3.5, 0.0004))
+    ],
+    "claims": [
+        {"system": "lms", "baseline": "naive", "status": "not shown"},
+        {"system": "lsl", "baseline": "naive_w24", "status": "shown"},
+        {"system": None, "baseline": None, "status": "not measured"},
+    ],
+}
+"""A measured claim summary's shape (lsnmt/claim/stage.py): its comparisons and verdicts."""
+
+
 def _summary(results: Path, degenerate: dict | None = None) -> tuple[dict, list[str]]:
     params = Params.load(ROOT / "params.yaml")
     methods = list(params.methods_of("default"))
@@ -125,13 +149,9 @@ def test_mt_rows_are_the_summarys_averages_per_system_and_test_set(tmp_path: Pat
     lms = rows[f"test/{other}.json"]
     avg = summary["scores"][other]["bleu"]["averages"]
     assert summary["metrics"][:2] == ["bleu", "chrf"]
-    assert lms["bleu"] == {
-        "all": round(avg["all"], 2),
-        "en-xx": round(avg["en-xx"], 2),
-        "xx-en": round(avg["xx-en"], 2),
-    }
+    assert (lms["bleu"], lms["en-xx"], lms["xx-en"]) == tuple(round(avg[s], 2) for s in ("all", "en-xx", "xx-en"))
     assert lms["chrf"] == round(summary["scores"][other]["chrf"]["averages"]["all"], 2) and lms["wr"] == 100.0
-    assert set(lms) == {*summary["metrics"], "wr", "offtarget", "params", "params_eff"}
+    assert set(lms) == {*summary["metrics"], "en-xx", "xx-en", "wr", "offtarget", "params", "params_eff"}
     assert lms["offtarget"] == 12.35 and lms["params"] == 1_950_209 and lms["params_eff"] == 1_950_000
     assert "wr" not in rows[f"test/{base}.json"]  # the baseline has none against itself
 
@@ -154,6 +174,15 @@ def test_task_and_xelm_rows() -> None:
     icl = {"table3": {"xnli@0": {"seed": {"accuracy": 40.123, "win_rate": 0.0}, "dense": {"accuracy": 41.0}}}}
     assert xelm_icl_rows(icl) == {"xnli@0/seed.json": {"acc": 40.12}, "xnli@0/dense.json": {"acc": 41.0}}
     assert xelm_icl_rows({"status": {"xnli": "not run"}, "table3": {}}) == {}
+
+
+def test_claim_rows_are_one_per_measured_claim() -> None:
+    rows = claim_rows(CLAIM)
+    assert rows == {
+        "lms-vs-naive.json": {"delta": 1.23, "p": 0.248, "shown": False},
+        "lsl-vs-naive_w24.json": {"delta": 3.5, "p": 0.0, "shown": True},
+    }
+    assert claim_rows({"status": "not configured"}) == {}
 
 
 def test_write_rows_replaces_the_folder_and_refuses_paths_outside(tmp_path: Path) -> None:
@@ -182,6 +211,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
         ("evaluate", mt_rows(summary)),
         ("task_eval", task_rows(_default_tasks())),
         ("lm_eval", xelm_ppl_rows(XELM)),
+        ("claim", claim_rows(CLAIM)),
         (
             "lm_icl",
             xelm_icl_rows(
@@ -195,15 +225,14 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
             ),
         ),
     ):
-        write_metrics(
-            stage, rows, repo / P.at(P.METRICS, exp, stage=stage), repo / P.at(P.METRICS_FILE, exp, stage=stage)
-        )
+        write_metrics(rows, repo / P.at(P.METRICS, exp, stage=stage))
     for i, method in enumerate(methods):
         curve = Curve(repo / "results" / exp / "train" / method / "curve.tsv", None)
         for step in (50, 100, 150):
             curve.append(
                 step, 9.0 - step / 50 - i / 10, 8.5 - step / 50, 1e-3, 8.0 - step / 60 if step == 100 else None
             )
+        curve_plot.draw(curve.path, curve.path.with_suffix(".png"), f"{exp}: {method}")  # as the train stage does
     git = ["git", "-c", "user.name=ci", "-c", "user.email=ci@localhost"]
     subprocess.run([*git, "add", "-A"], cwd=repo, check=True, capture_output=True)
     subprocess.run([*git, "commit", "-qm", "fixture"], cwd=repo, check=True, capture_output=True)
@@ -214,59 +243,57 @@ def _md_width(text: str) -> int:
     return max(map(len, text.splitlines()))
 
 
-def _readme_views() -> list[str]:
-    """The ``--keep`` pattern of each ``dvc exp show --md --drop '.*' --keep '...'`` line of README.md."""
+def _readme_lines(command: str) -> list[str]:
+    """Each line of the README's code blocks that starts with ``command`` (its comment dropped)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    views = re.findall(r"^dvc exp show --md --drop '\.\*' --keep '([^']+)'", readme, re.M)
-    assert len(views) >= 3, "README.md lost its `dvc exp show --md --drop '.*' --keep '...'` views"
-    return views
+    blocks = re.findall(r"^```bash\n(.*?)^```", readme, re.M | re.S)
+    lines = [line.split("   #", 1)[0].strip() for b in blocks for line in b.splitlines()]
+    return [line for line in lines if line.startswith(command)]
 
 
-def test_headline_keeps_one_short_key_per_system(tmp_path: Path) -> None:
-    """``<stage>.json``: the first metric's all-direction average and the win ratio of the first test set, F1 per
-    task, perplexity per model, accuracy per task@shots: nested so that DVC's keys read ``bleu.naive``."""
-    summary, methods = _summary(tmp_path)
-    top = headline("evaluate", mt_rows(summary))
-    assert set(top) == {"bleu", "wr"} and set(top["bleu"]) == set(methods)
-    assert top["bleu"][methods[1]] == round(summary["scores"][methods[1]]["bleu"]["averages"]["all"], 2)
-    assert set(top["wr"]) == set(methods[1:])  # none for the baseline against itself
-    assert headline("task_eval", task_rows(TASKS)) == {
-        "wikiann": {"naive": 20.0, "lms_fd": 21.5, "lms_fd_ls": 22.25},
-        "tydiqa": {"naive": 30.0},
-    }
-    assert headline("lm_eval", xelm_ppl_rows(XELM))["ppl"]["typology"] == 359.12
-    icl = xelm_icl_rows({"table3": {"xnli@0": {"seed": {"accuracy": 40.123}}}})
-    assert headline("lm_icl", icl) == {"xnli@0": {"seed": 40.12}} and headline("lm_icl", {}) == {}
-    with pytest.raises(ValueError, match="no headline for stage 'train'"):
-        headline("train", {})
+METRIC_COLUMNS = {
+    "bleu",
+    "chrf",
+    "en-xx",
+    "xx-en",
+    "wr",
+    "offtarget",
+    "params",
+    "params_eff",
+    "f1",
+    "em",
+    "ppl",
+    "acc",
+    "delta",
+    "p",
+    "shown",
+    "status",
+}
+"""Every column ``dvc metrics show`` may print: metrics, never systems."""
 
 
 @pytest.mark.timeout(300)
-def test_dvc_metrics_show_prints_a_row_per_system_that_fits_a_terminal(repo: tuple[Path, list[str]]) -> None:
-    """The headline files are DVC's metrics (``dvc metrics show`` reads them back as written); a detail folder,
-    given as target, is one row per test set and system."""
+def test_dvc_metrics_show_prints_a_row_per_system_that_fits_200_columns(repo: tuple[Path, list[str]]) -> None:
+    """The README's bare ``dvc metrics show``: every metrics file of the default read back as written, one row per
+    system and test set (FLORES-200 and the held-out Tatoeba), NER / QA task, x-elm model or claim; one column per
+    metric (chrF and the claim's difference, p and verdict among them); at most ``WIDTH`` characters."""
     path, methods = repo
+    assert "dvc metrics show" in _readme_lines("dvc metrics show"), "README.md lost its bare `dvc metrics show`"
     shown = json.loads(_dvc(path, "metrics", "show", "--json"))[""]["data"]
-    assert set(shown) == {f"results/default/metrics/{s}.json" for s in ("evaluate", "task_eval", "lm_eval", "lm_icl")}
+    written = {str(f.relative_to(path)) for f in (path / "results/default/metrics").rglob("*.json")}
+    assert set(shown) == written, sorted(set(shown) ^ written)
     for name, entry in shown.items():
         assert entry["data"] == json.loads((path / name).read_text()), name
-    text = _dvc(path, "metrics", "show", "results/default/metrics/evaluate")
-    assert "failed to load" not in text, text[:2000]
+    text = _dvc(path, "metrics", "show")
     lines = text.splitlines()
     header = lines[0].split()
-    assert header[0] == "Path" and {
-        "bleu.all",
-        "bleu.en-xx",
-        "bleu.xx-en",
-        "chrf",
-        "wr",
-        "offtarget",
-        "params",
-        "params_eff",
-    } <= set(header)
+    assert header[0] == "Path" and set(header[1:]) <= METRIC_COLUMNS, header
+    assert {"bleu", "chrf", "wr", "f1", "ppl", "delta", "p", "shown"} <= set(header), header
     rows = {line.split()[0] for line in lines[1:] if line.strip()}
-    assert rows == {f"results/default/metrics/evaluate/{t}/{m}.json" for t in ("test", "test.tatoeba") for m in methods}
-    assert _md_width(text) <= WIDTH, f"`dvc metrics show` of the detail is {_md_width(text)} characters wide"
+    evaluate = "results/default/metrics/evaluate"
+    assert {f"{evaluate}/{t}/{m}.json" for t in ("test", "test.tatoeba") for m in methods} <= rows
+    assert {"results/default/metrics/claim/lms-vs-naive.json", "results/default/metrics/lm_eval/seed.json"} <= rows
+    assert _md_width(text) <= WIDTH, f"`dvc metrics show` is {_md_width(text)} characters wide:\n{text}"
 
 
 def _exp_show(path: Path, *args: str) -> dict[str, str]:
@@ -279,44 +306,31 @@ def _exp_show(path: Path, *args: str) -> dict[str, str]:
 
 
 @pytest.mark.timeout(300)
-def test_dvc_exp_show_names_metric_columns_by_short_keys(repo: tuple[Path, list[str]]) -> None:
+def test_dvc_exp_show_reads_every_metrics_file(repo: tuple[Path, list[str]]) -> None:
+    """``dvc exp show`` has a column per file and key (``<file>:bleu``: DVC names a key that several files share by
+    its file) holding the value written, and the selection (experiment, methods) under its own name."""
     path, methods = repo
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    drop = re.search(r"^dvc exp show --drop '([^']+)'", readme, re.M)
-    assert drop, "README.md lost its `dvc exp show --drop '...'` command"
-    written = json.loads((path / "results/default/metrics/evaluate.json").read_text())
-    for args in ((), ("--drop", drop.group(1))):
-        row = _exp_show(path, *args)
-        assert row["experiment"] == "default" and row["methods"] == str(methods), args
-        assert {c: row[c] for c in row if c.startswith("bleu.")} == {
-            f"bleu.{m}": str(written["bleu"][m]) for m in methods
-        }, args
-        assert {f"ppl.{m}" for m in XELM["table1_avg"]} <= set(row) and "wikiann.lms_fd_ls" in row, args
-        assert not [c for c in row if ":" in c], [c for c in row if ":" in c][:5]  # no `<file>:<key>` column
-    # the README's filter leaves the selection and the metrics: no other experiment's settings, no dependency
-    assert not [c for c in row if c.startswith(("experiments.", "lsnmt/", "data/"))], list(row)[:30]
-    assert len(row) < 120, f"{len(row)} columns after the README's filter"
+    row = _exp_show(path)
+    assert row["experiment"] == "default" and row["methods"] == str(methods)
+    for f in (path / "results/default/metrics").rglob("*.json"):
+        for key, value in json.loads(f.read_text()).items():
+            assert row[f"{f.relative_to(path)}:{key}"] == str(value), (f, key)
 
 
 @pytest.mark.timeout(300)
-def test_each_readme_view_of_the_default_fits_200_columns(repo: tuple[Path, list[str]]) -> None:
-    """``dvc exp show --md`` of the default, as each README view selects it (translation; NER / QA; x-elm): at most
-    ``WIDTH`` characters, the experiment's name and every one of the view's headline numbers in it."""
-    path, methods = repo
-    top = {
-        s: json.loads((path / f"results/default/metrics/{s}.json").read_text())
-        for s in ("evaluate", "task_eval", "lm_eval", "lm_icl")
-    }
-    expected = [
-        {f"{k}.{m}" for k in ("bleu", "wr") for m in top["evaluate"][k]},
-        {f"{t}.{m}" for t in top["task_eval"] for m in top["task_eval"][t]},
-        {f"{k}.{m}" for k in top["lm_eval"] for m in top["lm_eval"][k]},
-    ]
-    for keep, keys in zip(_readme_views(), expected, strict=False):
-        text = _dvc(path, "exp", "show", "--no-pager", "--md", "--drop", ".*", "--keep", keep)
+def test_each_readme_exp_show_view_fits_200_columns(repo: tuple[Path, list[str]]) -> None:
+    """Each ``dvc exp show --md`` line of the README, run on the default: at most ``WIDTH`` characters, the
+    experiment's name in it."""
+    path, _ = repo
+    views = _readme_lines("dvc exp show")
+    assert views, "README.md lost its `dvc exp show` views"
+    for view in views:
+        args = shlex.split(view)[3:]
+        assert "--md" in args, f"a README view that is not --md: {view}"
+        text = _dvc(path, "exp", "show", "--no-pager", *args)
         header = {c.strip() for c in text.splitlines()[0].split("|")}
-        assert keys <= header and "experiment" in header and "Experiment" in header, (keep, header)
-        assert _md_width(text) <= WIDTH, f"`dvc exp show --md --keep '{keep}'` is {_md_width(text)} wide:\n{text}"
+        assert {"Experiment", "experiment"} <= header, (view, header)
+        assert _md_width(text) <= WIDTH, f"`{view}` is {_md_width(text)} wide:\n{text}"
 
 
 @pytest.mark.timeout(300)
@@ -326,11 +340,15 @@ def test_dvc_plots_show_draws_every_training_curve(repo: tuple[Path, list[str]])
     assert not shown.get("errors"), shown.get("errors")
     curves = {k for k in shown["data"] if k.endswith("curve.tsv")}
     assert curves == {f"results/default/train/{m}/curve.tsv" for m in methods}
+    images = {k for k in shown["data"] if k.endswith("curve.png")}  # drawn offline: no chart library needed
+    assert images == {f"results/default/train/{m}/curve.png" for m in methods}
 
 
-def test_a_stage_without_numbers_writes_no_empty_folder(tmp_path: Path) -> None:
-    """lm_icl on the default has no data: its detail folder holds a status file (DVC warned "is empty" of the
-    folder in a fresh-clone run) and its headline is empty."""
-    write_metrics("lm_icl", {}, tmp_path / "lm_icl", tmp_path / "lm_icl.json")
+def test_a_stage_without_numbers_says_why_in_one_row(tmp_path: Path) -> None:
+    """lm_icl on the default has no data (its datasets are not downloaded): its metrics folder holds one status file,
+    one row of ``dvc metrics show`` that says so (DVC warned "is empty" of an empty folder in a fresh-clone run)."""
+    write_metrics({}, tmp_path / "lm_icl")
     assert [p.name for p in (tmp_path / "lm_icl").iterdir()] == ["status.json"]
-    assert json.loads((tmp_path / "lm_icl.json").read_text(encoding="utf-8")) == {}
+    assert json.loads((tmp_path / "lm_icl/status.json").read_text(encoding="utf-8")) == {"status": "not run"}
+    write_metrics({}, tmp_path / "claim", "not configured")
+    assert json.loads((tmp_path / "claim/status.json").read_text(encoding="utf-8")) == {"status": "not configured"}

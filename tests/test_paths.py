@@ -58,7 +58,7 @@ def test_the_check_finds_a_spelled_path() -> None:
 def test_every_table_path_is_a_template_of_lsnmt_paths() -> None:
     """Each output and data input of the table is one of lsnmt.paths' templates (the report's files lie inside
     its ``reports`` folder, a metrics folder is ``METRICS`` of its stage)."""
-    metrics = {m.replace("{stage}", s.name) for s in STAGES for m in (P.METRICS, P.METRICS_FILE)}
+    metrics = {m.replace("{stage}", s.name) for s in STAGES for m in (P.METRICS,)}
     for stage in STAGES:
         for path in (*(o.path for o in stage.outs), *stage.deps):
             inside_reports = stage.name == "report" and path.startswith(P.REPORTS + "/")
@@ -97,25 +97,26 @@ CALLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "spm": (("train_spm",), ()),
     "sample": (("sample", "ratio_masks"), ()),
     "encode": (("encode",), ()),
-    "search": (("run_search",), ()),
-    "train": (("train_method", "launch"), ("--method", "naive")),
+    "search": (("run_search", "record"), ()),
+    "train": (("train_method", "launch", "record", "curve_plot"), ("--method", "naive")),
     "translate": (("translate_method",), ("--method", "naive")),
-    "evaluate": (("evaluate", "mt_rows", "write_metrics"), ()),
+    "evaluate": (("evaluate", "mt_rows", "write_metrics", "record"), ()),
     "task_prep": (("prep",), ()),
-    "task_train": (("lsnmt.tasks.train.train_tasks",), ()),
-    "task_eval": (("evaluate", "task_rows", "write_metrics"), ()),
-    "claim": (("run_claim",), ()),
+    "task_train": (("lsnmt.tasks.train.train_tasks", "record"), ()),
+    "task_eval": (("evaluate", "task_rows", "write_metrics", "record"), ()),
+    "claim": (("run_claim", "claim_rows", "write_metrics", "record"), ()),
     "lm_data": (("build_lm_data", "not_configured"), ()),
     "cluster": (("cluster", "not_configured", "job_parents"), ()),
-    "lm_seed": (("not_configured", "train_lm", "jobs", "xglm", "load_meta"), ()),
-    "lm_expert": (("train_lm", "jobs", "load_meta"), ("--expert", "tfidf-k2-e1")),
-    "lm_hmr": (("train_lm", "jobs", "load_meta"), ("--target", "sw")),
-    "lm_lapt": (("not_configured", "train_lm", "jobs", "load_meta"), ()),
-    "lm_eval": (("not_configured", "evaluate", "xelm_ppl_rows", "write_metrics"), ()),
-    "lm_icl": (("not_configured", "run_icl", "xelm_icl_rows", "write_metrics"), ()),
+    "lm_seed": (("not_configured", "train_lm", "jobs", "xglm", "load_meta", "record"), ()),
+    "lm_expert": (("train_lm", "jobs", "load_meta", "record"), ("--expert", "tfidf-k2-e1")),
+    "lm_hmr": (("train_lm", "jobs", "load_meta", "record"), ("--target", "sw")),
+    "lm_lapt": (("not_configured", "train_lm", "jobs", "load_meta", "record"), ()),
+    "lm_eval": (("not_configured", "evaluate", "xelm_ppl_rows", "write_metrics", "record"), ()),
+    "lm_icl": (("not_configured", "run_icl", "xelm_icl_rows", "write_metrics", "record"), ()),
     "report": (("report", "Results"), ()),
 }
-"""Stage -> what its module calls with paths (replaced by a :class:`Recorder`), and its job's identity flags."""
+"""Stage -> what its module calls with paths (replaced by a :class:`Recorder`: ``record`` writes the run record,
+:mod:`lsnmt.record`), and its job's identity flags."""
 
 
 def test_every_stage_is_checked() -> None:

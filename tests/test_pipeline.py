@@ -45,17 +45,18 @@ def _both_front_ends(tmp: Path, params: Path | None, exp: str) -> tuple[Path, Pa
 
 
 WALL_TIME = re.compile(r"[0-9.]+ minutes of stage time")
-"""The one measured number of the report: reports/index.html's scale line sums the stages' wall times."""
+"""The one measured number of the report: the scale line of the answer that opens reports/index.html and
+reports/README.md sums the stages' wall times."""
 
 
 def _check_same_outputs(a: Path, b: Path, exp: str) -> None:
     """Both front ends wrote the same files with the same bytes (training is deterministic on CPU), less the wall
-    time in the report page's scale line (the page of each is compared with that number masked)."""
+    time in the answer's scale line (the page and README.md of each are compared with that number masked)."""
     for stage in (s.format(exp=exp) for s in STAGES):
         assert _tree(a / stage) == _tree(b / stage), stage
         files = sorted(_tree(a / stage))
         match, mismatch, errors = filecmp.cmpfiles(a / stage, b / stage, files, shallow=False)
-        timed = [f for f in mismatch if f == "index.html"]
+        timed = [f for f in mismatch if f in ("index.html", "README.md")]  # both open with the answer
         for f in timed:
             pages = [WALL_TIME.sub("N minutes of stage time", (r / stage / f).read_text(encoding="utf-8"))
                      for r in (a, b)]
@@ -110,8 +111,15 @@ def _check_tiny(smk: Path) -> None:
     assert "de-sw" in json.dumps(summary)  # the zero-shot direction feeds the off-target rate
     curve = (smk / "results/tiny/train/naive/curve.tsv").read_text().splitlines()
     assert curve[0].split("\t")[:2] == ["step", "loss"] and len(curve) > 2
+    assert (smk / "results/tiny/train/naive/curve.png").read_bytes()[:4] == b"\x89PNG"  # the curve, drawn
+    trained = json.loads((smk / "results/tiny/train/naive/run.json").read_text())  # what ran (lsnmt/record.py)
+    assert trained["torch"] and trained["machine"]["cores"] and "commit" in trained
+    evaluated = json.loads((smk / "results/tiny/evaluate/run.json").read_text())
+    assert evaluated["train"]["naive"] == trained and evaluated["python"] == trained["python"]
     index = (smk / "reports" / "README.md").read_text()
     assert "not run" in index and "tables/lsl/table1.md" in index and "figures/lmsfd/figure1.png" in index
+    assert index.startswith("# lsnmt: results of `tiny`\n\n## The answer: `tiny`")
+    assert f"Trained and evaluated on {trained['machine']['host']} (" in index  # the banner reads the records
     _run(["snakemake", "--report", "report.html"], smk)  # Snakemake's HTML report with the figures attached
     assert (smk / "report.html").stat().st_size > 10_000
     _check_lsl_nas(smk)

@@ -131,6 +131,36 @@ def test_a_second_run_of_a_job_stops_at_once_naming_the_first(tmp_path: Path, mo
     assert (tmp_path / "work/locks/tiny/train@naive.lock").read_text() == ""  # a clean end clears the record
 
 
+def test_a_lock_taken_over_from_a_killed_run_records_its_holder_without_nul_bytes(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The takeover wrote its record at the offset where reading the stale one had ended, after a truncate: NUL
+    bytes before it, in the lock file, the takeover warning's successors and the "already running" line."""
+    from lsnmt.runner import lock
+
+    path = tmp_path / "train@naive.lock"
+    killed = _start(tmp_path, f"""
+        import time
+        from lsnmt.runner import lock
+        lock.acquire(lock.Path({str(path)!r}), "train tiny naive")
+        print("ready", flush=True)
+        time.sleep(60)
+        """)
+    killed.kill()
+    killed.wait()
+    stale = path.read_bytes()
+    assert stale.startswith(f"pid {killed.pid} on ".encode())
+    fd = lock.acquire(path, "train tiny naive")
+    try:
+        record = path.read_bytes()
+        assert b"\0" not in record and record.startswith(f"pid {os.getpid()} on ".encode()), record
+        with pytest.raises(lock.Busy) as busy:  # a second run now: its line names this one, without NUL bytes
+            lock.acquire(path, "train tiny naive")
+        assert "\0" not in str(busy.value) and f"(pid {os.getpid()} on " in str(busy.value)
+    finally:
+        lock.release(fd)
+    assert f"held by pid {killed.pid} on " in caplog.text and path.read_bytes() == b""
+
+
 @pytest.mark.parametrize("unit", [0, 1], ids=["set-up", "between-units"])
 def test_sigterm_outside_the_updates_exits_143_with_one_line(tmp_path: Path, unit: int) -> None:
     """SIGTERM that reached task_train between NER / QA units, or a stage in its set-up, killed it outright

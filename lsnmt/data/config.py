@@ -31,7 +31,8 @@ from lsnmt.typed import (
     Seed,
     Sha256,
     build,
-    load_yaml,
+    load_mapping,
+    mapping_of,
 )
 
 Split = Literal["train", "valid", "test", "multiway"]
@@ -331,23 +332,28 @@ def sections(cls: type[DataExperiment]) -> tuple[str, ...]:
 
 
 def _experiment_section(path: Path, name: str | None) -> tuple[str, dict[str, Any]]:
-    """``(name, experiments.<name>)`` of the params file ``path`` (``name`` default: its ``experiment``)."""
+    """``(name, experiments.<name>)`` of the params file ``path`` (``name`` default: its ``experiment``). The file's
+    shape is checked first, as ``Params.load``'s ``build`` does: its top level, ``experiments`` and the experiment
+    are mappings (a list, a scalar, an empty file stop with one line naming the file and the key)."""
     if not path.is_file():
         raise ConfigError(f"{path}: params file not found")
-    raw = load_yaml(path) or {}
+    raw = load_mapping(path)
     key = "experiment" if name is None else "--experiment"
     try:  # a name becomes a path (data/{exp}/...): one that is not a name stops here
         name = build(SafeName, raw.get("experiment") if name is None else name, key)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    experiments = raw.get("experiments") or {}
-    if not isinstance(experiments, dict) or name not in experiments:
-        known = ", ".join(experiments) if isinstance(experiments, dict) else ""
-        raise ConfigError(f"{path}: experiment {name!r} is not defined (known: {known})")
-    section = experiments[name]
-    if not isinstance(section, dict):
-        raise ConfigError(f"{path}: experiments.{name}: expected a mapping, got {type(section).__name__}")
-    return str(name), section
+    experiments = _section(raw, "experiments", "experiments", path)
+    if name not in experiments:
+        raise ConfigError(f"{path}: experiment {name!r} is not defined (known: {', '.join(experiments) or 'none'})")
+    return str(name), _section(experiments, name, f"experiments.{name}", path)
+
+
+def _section(parent: dict[str, Any], key: str, where: str, path: Path) -> dict[str, Any]:
+    """``parent[key]``, a mapping (absent or empty: ``{}``, as ``build`` reads a section); else one line naming the
+    file and ``where`` (its key path)."""
+    value = parent.get(key)
+    return mapping_of({} if value is None else value, where, path)
 
 
 def load_data_experiment(path: str | Path, name: str | None, cls: type[E]) -> E:
@@ -370,9 +376,7 @@ def load_metrics(path: str | Path, name: str | None = None) -> tuple[Metric, ...
     ``evaluate`` section), typed as :class:`lsnmt.config.EvaluateConfig` types it."""
     path = Path(path)
     name, section = _experiment_section(path, name)
-    evaluate = section.get("evaluate") or {}
-    if not isinstance(evaluate, dict):
-        raise ConfigError(f"{path}: experiments.{name}.evaluate: expected a mapping, got {type(evaluate).__name__}")
+    evaluate = _section(section, "evaluate", f"experiments.{name}.evaluate", path)
     if "metrics" not in evaluate:
         return DEFAULT_METRICS
     try:

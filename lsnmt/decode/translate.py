@@ -52,6 +52,18 @@ log = logging.getLogger(__name__)
 
 LENGTH_LIMIT = "length_limit.json"
 """Per folder of hypotheses: how many of each direction's stopped at the length limit (module docstring)."""
+MOSTLY_CUT = 0.5
+"""At least this share of hypotheses at the limit: the model seldom ends a sentence (:func:`length_advice`)."""
+
+
+def length_advice(cut: int, total: int, max_steps: int) -> str:
+    """What ``cut`` of ``total`` hypotheses at the length limit mean. Most of them: a model that seldom emits EOS
+    yet, as one trained ``max_steps`` updates at CPU scale is (the default's 200), so the cut is expected and a
+    longer limit would only lengthen its output; a few: the limit is tight for real sentences."""
+    if total and cut / total >= MOSTLY_CUT:
+        return (f"expected of a model that seldom ends a sentence yet ({max_steps} updates): not a setting to raise "
+                "(more training is)")
+    return "probably cut: raise decode.max_len_b or train.max_target_positions"
 
 
 def load_model(exp: Experiment, method: str, model_path: Path, vocab: Vocab,
@@ -118,8 +130,8 @@ def decode_direction(model: torch.nn.Module, direction: Direction, exp: Experime
         cut += at_limit(result.tokens, limits.tolist())
     if cut:  # the length limit (fairseq's max_len_a 0, max_len_b 200 for the papers) must not truncate output
         log.warning("%s: %d of %d hypotheses reached the length limit (%g x source + %d, at most the model's %d "
-                    "positions - 1, as fairseq): raise decode.max_len_b or train.max_target_positions",
-                    direction.name, cut, len(hyps), cfg.max_len_a, cfg.max_len_b, model.max_positions)
+                    "positions - 1, as fairseq): %s", direction.name, cut, len(hyps), cfg.max_len_a, cfg.max_len_b,
+                    model.max_positions, length_advice(cut, len(hyps), exp.train.max_steps))
     return hyps, cut  # type: ignore[return-value]
 
 

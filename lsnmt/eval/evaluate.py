@@ -61,7 +61,7 @@ from typing import Any
 from lsnmt.config import Experiment
 from lsnmt.data.encode import split_tags
 from lsnmt.data.layout import PRIMARY_TEST, test_set_subdir
-from lsnmt.decode.translate import LENGTH_LIMIT
+from lsnmt.decode.translate import LENGTH_LIMIT, length_advice
 from lsnmt.eval import aggregate, degenerate, offtarget
 from lsnmt.eval import comparisons as compare
 from lsnmt.eval.analyses import analyses
@@ -239,9 +239,11 @@ def length_limit_summary(exp: Experiment, test_set: str, records: dict[str, dict
         out[method] = {"at_limit": None if None in counts else cut,
                        "directions": [name(p) for p, r in recs.items() if r["at_length_limit"]]}
         if cut:
-            log.warning("evaluate %s %s: %d hypotheses reached the length limit (%g x source + %d, capped by the "
-                        "model's positions) in %s: they are probably cut", test_set, method, cut,
-                        exp.decode.max_len_a, exp.decode.max_len_b, ", ".join(out[method]["directions"]))
+            total = sum(r.get("sentences", 0) for r in recs.values())
+            log.warning("evaluate %s %s: %d of %d hypotheses reached the length limit (%g x source + %d, capped by "
+                        "the model's positions) in %s: %s", test_set, method, cut, total, exp.decode.max_len_a,
+                        exp.decode.max_len_b, ", ".join(out[method]["directions"]),
+                        length_advice(cut, total, exp.train.max_steps))
     return out
 
 

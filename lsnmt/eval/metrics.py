@@ -1,43 +1,36 @@
-"""The headline numbers DVC shows: one small file of short keys per evaluation stage, and the per-system detail.
+"""The numbers DVC shows: one small file per system, the evaluation stages' metrics.
 
 The evaluation stages write their detailed results (every direction, language, seed, signature) as plain outputs.
-Beside them, under ``results/{exp}/metrics/``, each writes
-
-* ``<stage>.json``, the one file DVC declares as metrics: a number per system, keyed ``<metric>.<system>``
-  (nested JSON that DVC flattens with dots, ``bleu.naive``), so that ``dvc exp show`` names its columns by these
-  short keys (it prefixes the file path only to a key that two files share) and ``dvc metrics diff`` shows what
-  moved; the default's columns fit a 200-character line (``tests/test_metrics.py``);
-* ``<stage>/``, the per-system detail below (a plain output, cached by DVC, not a metric): every test set, every
-  metric, the off-target rate and parameter counts, one flat JSON file per system
-  (``dvc metrics show results/{exp}/metrics/<stage>`` prints it as a table).
+Beside them each writes ``results/{exp}/metrics/<stage>/``, the folder DVC declares as its metrics, one flat JSON
+file per system (and test set, task or setting): a bare ``dvc metrics show`` prints each file as a row and each key
+as a column, so systems are rows and metrics columns, within 200 characters on the default
+(``tests/test_metrics.py``); ``dvc metrics diff`` prints one row per file and key that moved. (``dvc exp show``
+names a key that several files share by its file, ``results/default/metrics/evaluate/test/naive.json:bleu``:
+docs/reports.md.)
 
 Every value is copied from the stage's own summary, rounded as the papers print it (``DIGITS``); a number the
 summary withholds (a win ratio between degenerate outputs, ``lsnmt/eval/degenerate.py``) is left out, never filled
-in.
+in. A stage with no numbers writes one file saying why (``status``: lm_icl without its datasets, the claim without
+a ``claim`` section), so that no row is empty and no folder either.
 
-Headline (``<stage>.json``, :func:`headline`):
-
-* ``evaluate``: on the first test set, the experiment's first metric (``evaluate.metrics[0]``, e.g. ``bleu``)
-  averaged over all directions per system (LSL Tables 1-3, the average columns of LMS-FD Tables 1-3 and CLM
-  Tables 1-2), and ``wr.<system>``, its win ratio (%) against ``evaluate.baseline`` (LMS-FD Sec. 4, CLM Sec. 4.3);
-* ``task_eval``: ``<task>.<system>``, the F1 averaged over languages (LMS-FD Tables 4-5);
-* ``lm_eval``: ``ppl.<model>``, the perplexity averaged over the pretraining languages (x-elm Table 1);
-* ``lm_icl``: ``<task@shots>.<setting>``, the accuracy (%) averaged over languages (x-elm Table 3).
-
-Detail (``<stage>/``, the ``*_rows`` functions):
-
-* ``evaluate`` (``mt_rows``): ``{test set}/{system}.json``. The first metric with its unweighted direction
-  averages ``all``, ``en-xx`` and ``xx-en`` (``lsnmt/eval/aggregate.py``); every other metric (spBLEU, chrF,
-  COMET) as its average over all directions; ``wr``; ``offtarget``, the pooled off-target rate (%) on the
+* ``evaluate`` (``mt_rows``): ``{test set}/{system}.json``, the primary test set (``test``, FLORES-200 on the
+  default) and each held-out one (``test.tatoeba``). The first metric (``evaluate.metrics[0]``, e.g. ``bleu``)
+  averaged over all directions (LSL Tables 1-3, the average columns of LMS-FD Tables 1-3 and CLM Tables 1-2) and
+  its unweighted ``en-xx`` and ``xx-en`` averages (``lsnmt/eval/aggregate.py``); every other metric (spBLEU, chrF,
+  COMET) as its average over all directions; ``wr``, the first metric's win ratio (%) against
+  ``evaluate.baseline`` (LMS-FD Sec. 4, CLM Sec. 4.3); ``offtarget``, the pooled off-target rate (%) on the
   summary's scope (zero-shot directions, CLM Table 6; else en-xx); ``params`` and ``params_eff``, training
   parameters and the parameters one direction uses at inference (the largest over directions; LSL's |θ| and
   |θ_eff|).
 * ``task_eval`` (``task_rows``): ``{task}/{system}.json`` (LMS+FD's other route as ``<method>_<route>``, as in
   MT): ``f1`` (NER span F1, QA F1) and, for QA, ``em``, averages over languages of the seed means; ``wr`` on F1
   against naive (LMS-FD Tables 4-5); ``params``, ``params_eff``.
-* ``lm_eval`` (``xelm_ppl_rows``): ``{model}.json``, ``ppl`` for seed, dense, TF-IDF top-1 / ensemble and
-  typology experts.
-* ``lm_icl`` (``xelm_icl_rows``): ``{task@shots}/{setting}.json``, ``acc``; none while no task ran.
+* ``lm_eval`` (``xelm_ppl_rows``): ``{model}.json``, ``ppl`` averaged over the pretraining languages for seed,
+  dense, TF-IDF top-1 / ensemble and typology experts (x-elm Table 1).
+* ``lm_icl`` (``xelm_icl_rows``): ``{task@shots}/{setting}.json``, ``acc`` (%) averaged over languages (x-elm
+  Table 3).
+* ``claim`` (``claim_rows``): ``{system}-vs-{baseline}.json`` per claim measured (``lsnmt/claim/claims.py``):
+  ``delta``, the BLEU difference on the claim's synthetic task, its ``p`` and ``shown``, the verdict.
 """
 
 from __future__ import annotations
@@ -50,8 +43,11 @@ from lsnmt.io import atomic_dir, write_json
 
 DIGITS = 2
 """Scores, rates and perplexities as the papers print them: two decimals."""
-SETS = ("all", "en-xx", "xx-en")
-"""Direction averages kept for the first metric (the papers' headline columns); the summary has every set."""
+SETS = ("en-xx", "xx-en")
+"""Direction averages kept for the first metric besides the one over all directions (the papers' headline
+columns), as keys of their own; the summary has every set."""
+P_DIGITS = 3
+"""p-values: three decimals (a bootstrap of 1,000 samples resolves 0.001)."""
 
 Rows = dict[str, dict[str, Any]]
 """Relative file path (``.json``) -> its flat metrics."""
@@ -59,6 +55,10 @@ Rows = dict[str, dict[str, Any]]
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(float(value), DIGITS)
+
+
+def _p(value: float | None) -> float | None:
+    return None if value is None else round(float(value), P_DIGITS)
 
 
 def _dropped(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -92,7 +92,8 @@ def mt_test_set(summary: Mapping[str, Any], cost: Mapping[str, Any]) -> Rows:
     rows: Rows = {}
     for system in summary["methods"]:
         scores = summary["scores"][system]
-        row: dict[str, Any] = {first: {s: _round(scores[first]["averages"].get(s)) for s in SETS}}
+        averages = scores[first]["averages"]
+        row: dict[str, Any] = {first: _round(averages.get("all")), **{s: _round(averages.get(s)) for s in SETS}}
         row.update({m: _round(scores[m]["averages"].get("all")) for m in others})
         if system != summary.get("baseline"):
             row["wr"] = _round(summary["win_ratio"].get(system, {}).get(first, {}).get("all"))
@@ -147,33 +148,20 @@ def xelm_icl_rows(summary: Mapping[str, Any]) -> Rows:
     }
 
 
-HEADLINE = {"evaluate": ("wr",), "task_eval": ("f1",), "lm_eval": ("ppl",), "lm_icl": ("acc",)}
-"""The detail keys each stage's headline keeps (``evaluate`` also keeps its first metric's ``all`` average)."""
-
-
-def headline(stage: str, rows: Rows) -> dict[str, dict[str, float]]:
-    """The short-keyed numbers of ``<stage>.json`` (module docstring) from the stage's detail ``rows``.
-
-    ``evaluate``: rows of the first test set only (the first row's folder: :func:`mt_rows` lists it first);
-    ``lm_eval``: ``{"ppl": {model: ppl}}``; ``task_eval`` / ``lm_icl``: ``{group: {system: value}}``, the group
-    being the row's folder (task, or task@shots)."""
-    if stage not in HEADLINE:
-        raise ValueError(f"no headline for stage {stage!r}: one of {', '.join(HEADLINE)}")
-    out: dict[str, dict[str, float]] = {}
-    first = next(iter(rows), "").rpartition("/")[0]
-    for rel, row in rows.items():
-        group, _, name = rel.rpartition("/")
-        system = name.removesuffix(".json")
-        if stage == "evaluate":
-            if group != first:
-                continue
-            for metric, value in row.items():
-                if isinstance(value, Mapping) and "all" in value:  # the first metric: its direction averages
-                    out.setdefault(metric, {})[system] = value["all"]
-        for key in HEADLINE[stage]:
-            if key in row:
-                out.setdefault(group if stage in ("task_eval", "lm_icl") else key, {})[system] = row[key]
-    return out
+def claim_rows(summary: Mapping[str, Any]) -> Rows:
+    """Rows of the ``claim`` stage's ``summary.json`` (``lsnmt/claim/stage.py``): one per claim measured,
+    ``{system}-vs-{baseline}.json``: ``delta``, the system's BLEU minus its baseline's on the synthetic task, its
+    ``p`` and ``shown`` (the claim's verdict); none while the stage measured nothing."""
+    tests = {(c["system"], c["baseline"]): c["bleu"] for c in summary.get("comparisons", [])}
+    rows: Rows = {}
+    for claim in summary.get("claims", []):
+        test = tests.get((claim["system"], claim["baseline"]))
+        if test is None or claim["status"] not in ("shown", "not shown"):
+            continue
+        rows[f"{claim['system']}-vs-{claim['baseline']}.json"] = _dropped(
+            {"delta": _round(test.get("delta")), "p": _p(test.get("p")), "shown": claim["status"] == "shown"}
+        )
+    return rows
 
 
 def write_rows(out: Path, rows: Rows) -> None:
@@ -185,10 +173,8 @@ def write_rows(out: Path, rows: Rows) -> None:
             write_json(tmp / rel, row)
 
 
-def write_metrics(stage: str, rows: Rows, detail: Path, headline_file: Path) -> None:
-    """Write the stage's per-system ``rows`` as the folder ``detail`` (``results/{exp}/metrics/{stage}``,
-    :data:`lsnmt.paths.METRICS`) and their :func:`headline` as ``headline_file`` (``.../{stage}.json``,
-    :data:`lsnmt.paths.METRICS_FILE`, DVC's metrics)."""
-    # a stage with no numbers (lm_icl without tasks) still writes one file: DVC warns of an empty output folder
-    write_rows(detail, rows or {"status.json": {"status": "no numbers", "stage": stage}})
-    write_json(headline_file, headline(stage, rows))
+def write_metrics(rows: Rows, out: Path, status: str = "not run") -> None:
+    """Write the stage's per-system ``rows`` as the folder ``out`` (``results/{exp}/metrics/{stage}``,
+    :data:`lsnmt.paths.METRICS`, DVC's metrics). A stage with no numbers (lm_icl without its datasets, the claim
+    without a ``claim`` section) writes one row saying ``status``: DVC warns of an empty output folder."""
+    write_rows(out, rows or {"status.json": {"status": status}})

@@ -113,10 +113,16 @@ class Rules:
         return get
 
     def final(self) -> list[str]:
-        """Rule ``all``: the outputs no stage reads (the report's), for every target experiment."""
-        read = [d for s in STAGES for d in s.deps]
+        """Rule ``all``: each target experiment's own results, then the report's files.
+
+        An experiment's results are the outputs of its planned stages that no stage of its own reads (evaluation,
+        NER / QA, x-elm, the claim): the report, which reads them, writes files without ``{exp}`` that a run of
+        another experiment (``./run.sh`` under DVC) has already made, so asking for the report alone plans nothing
+        for ``--config experiment=X`` where X never ran."""
+        read = [d for s in STAGES if not fixed(s) for d in s.deps]
         sinks = [s for s in STAGES if not any(o.path == d or _under(o.path, d) for o in s.outs for d in read)]
-        return [o.path.format(exp=e) for s in sinks for e in self._exps(s) for o in s.outs]
+        paths = [o.path.format(exp=e) for s in sinks for e in self._exps(s) for o in s.outs]
+        return list(dict.fromkeys(paths))
 
     def _exps(self, stage: Stage) -> list[str]:
         return [self.selected] if fixed(stage) else [e for e in self.targets if self.planned(stage, e)]

@@ -125,10 +125,10 @@ def _lm(name: str, deps: tuple[str, ...], out: Out | tuple[Out, ...], each: str 
                  needs="xelm", job=job, picks=picks)
 
 
-def _metrics(stage: str) -> tuple[Out, Out]:
-    """An evaluation stage's headline file, DVC's metrics, and the folder of its per-system detail, a plain output
-    (``lsnmt/eval/metrics.py``)."""
-    return (Out(P.METRICS_FILE.replace("{stage}", stage), "metrics"), Out(P.METRICS.replace("{stage}", stage)))
+def _metrics(stage: str) -> tuple[Out]:
+    """An evaluation stage's DVC metrics: a folder of one file per system (and test set or task), which
+    ``dvc metrics show`` prints as one row each (``lsnmt/eval/metrics.py``)."""
+    return (Out(P.METRICS.replace("{stage}", stage), "metrics"),)
 
 
 STAGES: tuple[Stage, ...] = (
@@ -150,7 +150,7 @@ STAGES: tuple[Stage, ...] = (
     Stage(name="train", log="logs/{exp}/train/{method}.log", each="method",
           deps=(P.BIN, P.SEARCH),
           outs=(Out(P.MODEL),
-                Out(P.CURVE, "plots", xy=("step", "loss"))),
+                Out(P.CURVE, "plots", xy=("step", "loss")), Out(P.CURVE_IMAGE, "plots"), Out(P.TRAIN_RECORD)),
           params=("data", "model", "train", "method_cfg.{method}"), needs="translation",
           threads=("train.cpu_threads", 2), job="train"),
     Stage(name="translate", log="logs/{exp}/translate/{method}.log", each="method",
@@ -179,7 +179,7 @@ STAGES: tuple[Stage, ...] = (
           linked=("data", "spm", "model", "method_cfg", "task_cfg", "task_method_cfg"),
           note="the papers' #params columns, counted from the experiments reports/paper/counts.yaml links",
           local=True),
-    Stage(name="claim", log="logs/{exp}/claim.log", outs=_outs(P.CLAIM), params=("claim",),
+    Stage(name="claim", log="logs/{exp}/claim.log", outs=(Out(P.CLAIM), *_metrics("claim")), params=("claim",),
           note="ours only: the papers' central claim at small scale (lsnmt/claim/); without a `claim` section: "
                "\"not configured\"",
           needs="claim", threads=("claim.cpu_threads", 1)),

@@ -20,6 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.transforms import Bbox
 
 from lsnmt.io import atomic_write
 
@@ -52,6 +53,22 @@ def figure(*, width: float = 6.0, height: float = 3.6, ncols: int = 1, nrows: in
             plt.close(fig)
 
 
+def singular_limits(lo: float, hi: float, scale: str) -> tuple[float, float] | None:
+    """Limits around data holding one value (``lo == hi``), or ``None`` for data that spread (:func:`pad_singular`)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo > 1e-9 * max(1.0, abs(hi)):
+        return None
+    v = (lo + hi) / 2
+    if scale == "log" and v > 0:
+        return v / 2, v * 2
+    pad = max(1.0, abs(v) / 10)
+    return v - pad, v + pad
+
+
+def _ends(ax: Axes) -> list[tuple[str, float, float, str, Callable[..., Any]]]:
+    lim = ax.dataLim
+    return [("x", lim.x0, lim.x1, ax.get_xscale(), ax.set_xlim), ("y", lim.y0, lim.y1, ax.get_yscale(), ax.set_ylim)]
+
+
 def pad_singular(ax: Axes) -> None:
     """Give an axis whose data hold one value (a single point, or every point at one x or y) limits around it.
 
@@ -61,17 +78,45 @@ def pad_singular(ax: Axes) -> None:
     without lines or points (a note, a text panel) are left alone."""
     if not (ax.lines or ax.collections):
         return
-    lim = ax.dataLim
-    ends = ((lim.x0, lim.x1, ax.get_xscale(), ax.set_xlim), (lim.y0, lim.y1, ax.get_yscale(), ax.set_ylim))
-    for lo, hi, scale, set_lim in ends:
-        if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo > 1e-9 * max(1.0, abs(hi)):
-            continue
-        v = (lo + hi) / 2
-        if scale == "log" and v > 0:
-            set_lim(v / 2, v * 2)
-        else:
-            pad = max(1.0, abs(v) / 10)
-            set_lim(v - pad, v + pad)
+    for _, lo, hi, scale, set_lim in _ends(ax):
+        if (limits := singular_limits(lo, hi, scale)) is not None:
+            set_lim(*limits)
+
+
+_SPAN = "_lsnmt_min_span"
+
+
+def min_span(ax: Axes, span: float, *, axis: Literal["x", "y"] = "y", lo: float | None = None,
+             hi: float | None = None) -> None:
+    """Ask :func:`save` to show at least ``span`` of ``axis`` around the data, within ``[lo, hi]``: a quantity whose
+    spread across the plot is smaller than what it can vary by (mixing weights of 0.32-0.35 on a 0-1 scale) is not
+    zoomed into, which would draw noise as structure. Data that spread wider keep matplotlib's limits."""
+    setattr(ax, f"{_SPAN}_{axis}", (span, lo, hi))
+
+
+def span_limits(lo: float, hi: float, asked: tuple[float, float | None, float | None]) -> tuple[float, float] | None:
+    """:func:`min_span`'s limits for data from ``lo`` to ``hi``: ``span`` wide, centred on the data and moved inside
+    the bounds; ``None`` when the data spread at least ``span``."""
+    span, floor, ceiling = asked
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo >= span:
+        return None
+    start = (lo + hi - span) / 2
+    start = min(start, ceiling - span) if ceiling is not None else start
+    start = max(start, floor) if floor is not None else start
+    return start, start + span
+
+
+def pad_flat(ax: Axes) -> None:
+    """The limits :func:`save` gives each axis of ``ax``: those :func:`min_span` asked for where the data spread
+    less than that, else :func:`pad_singular`'s around a single value; axes without data are left alone."""
+    if not (ax.lines or ax.collections):
+        return
+    for axis, lo, hi, scale, set_lim in _ends(ax):
+        asked = getattr(ax, f"{_SPAN}_{axis}", None)
+        limits = span_limits(lo, hi, asked) if asked else None
+        limits = limits or (None if asked else singular_limits(lo, hi, scale))
+        if limits is not None:
+            set_lim(*limits)
 
 
 LABEL_PT = 6
@@ -80,46 +125,71 @@ _LABELS = "_lsnmt_labels"
 
 
 def label_points(ax: Axes, points: Sequence[tuple[float, float, str]]) -> None:
-    """Label each ``(x, y, text)`` point of ``ax``; :func:`save` places the labels once the layout is final, each
-    beside its point and moved up or down by a line at a time until it overlaps no label placed before it."""
+    """Label each ``(x, y, text)`` point of ``ax``; :func:`save` places the labels once the layout is final
+    (:func:`place_labels`)."""
     setattr(ax, _LABELS, [*getattr(ax, _LABELS, []), *points])
 
 
-def _place_labels(ax: Axes) -> None:
+def marker_boxes(ax: Axes, pad: float = 0.0) -> list[Bbox]:
+    """The box of every marker of ``ax`` on the canvas: a square of the marker's size around its centre (scatter
+    points and a line's vertices), ``pad`` points wider on every side."""
+    boxes = []
+    scale = ax.figure.dpi / 72
+    for coll in ax.collections:
+        sizes = coll.get_sizes()
+        for i, (x, y) in enumerate(ax.transData.transform(coll.get_offsets())):
+            half = (math.sqrt(sizes[i % len(sizes)] if len(sizes) else 36.0) / 2 + pad) * scale
+            boxes.append(Bbox([[x - half, y - half], [x + half, y + half]]))
+    for line in ax.lines:
+        half = (line.get_markersize() / 2 + pad) * scale
+        for x, y in ax.transData.transform(line.get_xydata()):
+            boxes.append(Bbox([[x - half, y - half], [x + half, y + half]]))
+    return boxes
+
+
+def place_labels(ax: Axes) -> list[Any]:
+    """Draw :func:`label_points`' labels so that none overlaps another label or any point of ``ax`` and each stays
+    inside the axes: adjustText (Flyamer, ``adjustText``) moves them apart from each other and from every marker,
+    a thin line joins a moved label to its point. Returns the labels (their ``Text`` artists)."""
+    from adjustText import adjust_text  # the report's only user: imported where used
+
     points = sorted(getattr(ax, _LABELS, []))
     if not points:
-        return
-    renderer = ax.figure.canvas.get_renderer()  # type: ignore[attr-defined]
-    placed: list[Any] = []
-    for x, y, text in points:
-        for k in range(41):
-            dy = LABEL_PT * 1.3 * ((k + 1) // 2) * (1 if k % 2 else -1)  # 0, +1, -1, +2, ... lines
-            note = ax.annotate(text, (x, y), xytext=(3, dy - LABEL_PT / 2), textcoords="offset points",
-                               fontsize=LABEL_PT, annotation_clip=False)
-            box = note.get_window_extent(renderer)
-            if not any(box.overlaps(b) for b in placed):
-                placed.append(box)
-                break
-            note.remove()
+        return []
+    texts = [ax.text(x, y, text, fontsize=LABEL_PT, ha="left", va="bottom") for x, y, text in points]
+    to_data = ax.transData.inverted()  # adjustText maps a Bbox it is given from data to display coordinates
+    markers = [Bbox(to_data.transform(b.get_points())) for b in marker_boxes(ax, pad=2.0)]
+    adjust_text(texts, objects=markers, ax=ax, ensure_inside_axes=True, expand=(1.1, 1.3),
+                iter_lim=1000, arrowprops={"arrowstyle": "-", "color": "0.5", "lw": 0.5})
+    return texts
+
+
+META = {"png": {"Software": None}, "pdf": {"Creator": None, "Producer": None, "CreationDate": None}}
+"""Metadata left out of each format (no timestamp, no version): the bytes depend on the data alone."""
 
 
 def save(fig: Figure, out_dir: Path, stem: str, bottom: float = 0.0) -> tuple[Path, Path]:
     """``<stem>.png`` and ``<stem>.pdf`` under ``out_dir``, atomically and without timestamps; every axis with a
-    single value gets padded limits (:func:`pad_singular`), then the layout, then the points' labels
-    (:func:`label_points`). ``bottom``: the fraction of the height kept free below
+    single value, or a spread below the span its drawer asked for (:func:`pad_flat`), gets padded limits, then the
+    layout, then the points' labels (:func:`label_points`). ``bottom``: the fraction of the height kept free below
     the panels (their notes, :func:`draw_panels`)."""
+    png, pdf = save_as(fig, out_dir, stem, ("png", "pdf"), bottom)
+    return png, pdf
+
+
+def save_as(fig: Figure, out_dir: Path, stem: str, formats: Sequence[str], bottom: float = 0.0) -> list[Path]:
+    """:func:`save` in the given ``formats`` (``png``, ``pdf``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = (out_dir / f"{stem}.png", out_dir / f"{stem}.pdf")
+    paths = [out_dir / f"{stem}.{fmt}" for fmt in formats]
     with matplotlib.rc_context(STYLE):
         for ax in fig.axes:
-            pad_singular(ax)
+            pad_flat(ax)
         fig.tight_layout(rect=(0.0, bottom, 1.0, 1.0))
         for ax in fig.axes:
-            _place_labels(ax)
-        for path, fmt, meta in ((paths[0], "png", {"Software": None}),
-                                (paths[1], "pdf", {"Creator": None, "Producer": None, "CreationDate": None})):
+            place_labels(ax)
+        for path, fmt in zip(paths, formats, strict=True):
             with atomic_write(path, "wb") as f:
-                fig.savefig(f, format=fmt, metadata=meta)
+                fig.savefig(f, format=fmt, metadata=META[fmt])
     return paths
 
 

@@ -1,10 +1,12 @@
 """``reports/index.html``: the one page to open after a run.
 
 It opens with the answer (:mod:`lsnmt.report.headline`: the scale, each system against naive, the small-scale
-claim with its sources), then the selected experiment's evaluation (``results/{exp}/evaluate/summary.md``: per
-test set and metric the papers' averages, the win ratio and the paired-bootstrap significance counts against the
-baseline, degenerate output marked), then every paper's tables and figures inline, in the order of
-``reports/README.md``: each item's Markdown table rendered as HTML, each PNG shown (once), and links to every file
+claim with its sources; the Markdown that ``reports/README.md`` opens with, its links to an item's files turned
+into links to that item's section here), then the selected experiment's evaluation
+(``results/{exp}/evaluate/summary.md``: per test set and metric the papers' averages, the win ratio and the
+paired-bootstrap significance counts against the baseline, degenerate output marked), then every paper's tables
+and figures inline, in the order of ``reports/README.md``: each item's Markdown table rendered as HTML, each PNG
+shown (once), and links to every file
 (Markdown, LaTeX, CSV, PDF).
 Nothing is computed here: the page renders what the report stage and the evaluate stage wrote, so it always agrees
 with ``reports/README.md`` and the files it links. Headings inside an embedded file are shifted below the page's
@@ -25,7 +27,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from lsnmt.io import atomic_write
-from lsnmt.report.headline import headline_html
+from lsnmt.report.headline import headline_md
 from lsnmt.report.item import Item, anchor
 from lsnmt.report.runs import Results, describe
 
@@ -49,8 +51,9 @@ code { background: #f5f5f5; padding: 0 2px; }
 .params-differ { background: #ef6c00; }
 .ours { background: #1565c0; }
 .files, .caption { color: #555; }
-.scale { background: #fff8e1; padding: .4em .6em; border-left: 4px solid #f9a825; }
-table.headline { font-size: 13.5px; }
+.answer h2 + p { background: #fff8e1; padding: .4em .6em; border-left: 4px solid #f9a825; }
+.answer table { font-size: 13.5px; } .answer li { margin: .2em 0; }
+.curves { display: flex; flex-wrap: wrap; gap: .5em; } .curves figure { margin: 0; width: 380px; }
 """
 
 
@@ -95,7 +98,7 @@ def _status(status: str) -> str:
 def item_html(item: Item, out: Path) -> str:
     """One index item: heading with its status, caption, its Markdown tables and images inline, its files."""
     parts = [
-        f'<section class="item" id="{anchor(item.paper, item.label)}">',
+        f'<section class="item" id="{item.id}">',
         f"<h3>{html.escape(item.label)}{_status(item.status)}</h3>",
     ]
     if item.detail:
@@ -116,6 +119,16 @@ def item_html(item: Item, out: Path) -> str:
     )
     parts += [f'<p class="files">Files: {files or "none"}</p>', "</section>"]
     return "\n".join(parts)
+
+
+def answer_html(results: Results, items: list[Item], logs: Path) -> str:
+    """The answer's Markdown (:func:`lsnmt.report.headline.headline_md`) as the page's first section; a link to
+    one of an item's files goes to that item's section below (:attr:`Item.id`, the id the section carries)."""
+    text = md_html(headline_md(results, logs))
+    for item in items:
+        for link in item.links:
+            text = text.replace(f'href="{html.escape(link)}"', f'href="#{item.id}"')
+    return f'<section id="answer" class="answer">\n{text}</section>'
 
 
 def results_html(results: Results, out: Path) -> str:
@@ -148,19 +161,38 @@ def results_html(results: Results, out: Path) -> str:
     )
 
 
+def curves_html(results: Results, out: Path) -> str:
+    """The selected experiment's training curves, one image per trained method (``curve.png``, drawn by the train
+    stage: ``lsnmt/train/curve_plot.py``), linked from ``results/`` beside its data; empty when none was drawn."""
+    exp = results.params.get()
+    shown = []
+    for method in results.params.methods_of(exp.name):
+        folder = results.results_dir / exp.name / "train" / method
+        if not (folder / "curve.png").is_file():
+            continue
+        rel = PurePosixPath(Path(os.path.relpath(folder, out)).as_posix())
+        shown.append(
+            f'<figure><img src="{rel / "curve.png"}" alt="training curve of {html.escape(method)}">'
+            f'<figcaption class="files">{html.escape(method)}: <a href="{rel / "curve.tsv"}">curve.tsv'
+            "</a></figcaption></figure>"
+        )
+    if not shown:
+        return ""
+    return "\n".join(['<h3 id="curves">Training curves</h3>', '<div class="curves">', *shown, "</div>"])
+
+
 def page(items: list[Item], results: Results, out: Path, papers: dict[str, str], logs: Path = Path("logs")) -> str:
     """The whole page: the answer (:mod:`lsnmt.report.headline`) on the first screen, then the selected
     experiment's evaluation, then each paper's items (``papers``: id -> title)."""
     exp = results.params.get()
-    sections = [(key, name, [it for it in items if it.paper == key]) for key, name in papers.items()]
+    sections = [(anchor("paper", key), name, [it for it in items if it.paper == key]) for key, name in papers.items()]
     sections = [s for s in sections if s[2]]
     toc = "".join(
-        f'<li><a href="#{anchor("paper", key)}">{html.escape(name)}</a> ({len(mine)} items)</li>'
-        for key, name, mine in sections
+        f'<li><a href="#{sid}">{html.escape(name)}</a> ({len(mine)} items)</li>' for sid, name, mine in sections
     )
     body = [
         f"<h1>lsnmt: results of <code>{html.escape(exp.name)}</code></h1>",
-        headline_html(results, logs),
+        answer_html(results, items, logs),
         "<h2>The rest of this page</h2>",
         "<p>Generated by the <code>report</code> stage (<code>python -m stages.report</code>) from the files it "
         'links; the same items as <a href="README.md">README.md</a>, with tables and figures inline. Each '
@@ -169,9 +201,10 @@ def page(items: list[Item], results: Results, out: Path, papers: dict[str, str],
         "cells: a tiny model, not comparable with the papers.</p>",
         f'<ul><li><a href="#results">Evaluation of <code>{html.escape(exp.name)}</code></a></li>{toc}</ul>',
         results_html(results, out),
+        curves_html(results, out),
     ]
-    for key, name, mine in sections:
-        body.append(f'<h2 id="{anchor("paper", key)}">{html.escape(name)}</h2>')
+    for sid, name, mine in sections:
+        body.append(f'<h2 id="{sid}">{html.escape(name)}</h2>')
         body += [item_html(it, out) for it in mine]
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'

@@ -19,6 +19,11 @@ class Item:
     detail: str = ""
     """What the status rests on (compared cells per kind)."""
 
+    @property
+    def id(self) -> str:
+        """The item's section id on ``index.html``; every link to the item uses it."""
+        return anchor(self.paper, self.label)
+
 
 def anchor(*parts: str) -> str:
     """An HTML id from ``parts``: lower-case letters, digits and ``-`` (the page's ids, ``lsnmt/report/html.py``)."""

@@ -31,6 +31,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from lsnmt.runner import lock
+
 SHUTDOWN_TIMEOUT = 240
 """Seconds ``torchrun`` gives its ranks to exit after it forwards SIGTERM before it kills them (its default, 30,
 can cut a large checkpoint's save short); the profile's ``--signal=TERM@300`` leaves 300 before the limit."""
@@ -131,4 +133,5 @@ def relaunch(world: World, argv: Sequence[str], module: str, section: str) -> No
         raise SystemExit(2) from None
     log.info("%d rank(s) on %s: %s", world.world_size, device, shlex.join(cmd))
     logging.shutdown()  # flush the log before exec; rank 0 appends to it
+    lock.before_exec()  # the job's lock stays held until the launcher ends (its ranks take none)
     os.execvp(cmd[0], cmd)

@@ -15,14 +15,16 @@ character offsets, so a predicted span is the context text between them (:func:`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
 from tokenizers import Tokenizer
 
 from lsnmt.io import DataError
 from lsnmt.tasks.data import NER_LABELS, Question, Sentence
 from lsnmt.tasks.tokenizer import CLS, SEP
+
+if TYPE_CHECKING:  # the prediction helpers take tensors; task_prep, which builds features only, starts without torch
+    import torch
 
 IGNORE = -100
 """Label of positions that carry no loss (special tokens, non-first pieces of a word)."""
@@ -102,6 +104,8 @@ def best_span(start_logits: torch.Tensor, end_logits: torch.Tensor, offsets: lis
               n_best: int, max_answer_length: int) -> Span | None:
     """Highest ``start + end`` logit pair over context pieces with ``start <= end < start + max_answer_length``,
     among the ``n_best`` best starts and ends of one window (``None``: no valid pair)."""
+    import torch
+
     ctx = torch.tensor([o is not None for o in offsets])
     if not bool(ctx.any()):
         return None

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from lsnmt.io import atomic_write
 from lsnmt.train.loss import LOG2
+from lsnmt.train.tracker import Tracker
 
 COLUMNS = ("step", "loss", "nll", "lr", "valid_loss")
 
@@ -61,10 +62,12 @@ def _fmt(x: float | None) -> str:
 
 
 class Curve:
-    """Append-only ``curve.tsv`` that can be cut back to a checkpoint's step on resume."""
+    """Append-only ``curve.tsv`` that can be cut back to a checkpoint's step on resume; each row also goes to
+    ``tracker`` (``train.tracker``: :mod:`lsnmt.train.tracker`) when there is one."""
 
-    def __init__(self, path: Path, resume_step: int | None) -> None:
+    def __init__(self, path: Path, resume_step: int | None, tracker: Tracker | None = None) -> None:
         self.path = path
+        self.tracker = tracker
         rows = self._rows_up_to(resume_step) if resume_step is not None and path.is_file() else []
         with atomic_write(path) as fh:
             fh.write("\t".join(COLUMNS) + "\n")
@@ -78,3 +81,5 @@ class Curve:
     def append(self, step: int, loss: float, nll: float, lr: float, valid_loss: float | None) -> None:
         with open(self.path, "a", encoding="utf-8", newline="\n") as fh:
             fh.write("\t".join([str(step), _fmt(loss), _fmt(nll), f"{lr:.6g}", _fmt(valid_loss)]) + "\n")
+        if self.tracker is not None:
+            self.tracker.log(step, {"loss": loss, "nll": nll, "lr": lr, "valid_loss": valid_loss})

@@ -51,6 +51,7 @@ from lsnmt.config import Experiment, ModelConfig
 from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.io import atomic_write, write_json
 from lsnmt.train import checkpoint as ckpt
+from lsnmt.train import tracker
 from lsnmt.train.announce import announce, start_line
 from lsnmt.train.batching import BatchStream, Pool
 from lsnmt.train.compiled import compile_net
@@ -69,7 +70,7 @@ log = logging.getLogger(__name__)
 __all__ = ["Interrupted", "ModelFactory", "fingerprint", "prepare_work_dir", "setup", "train", "wrap"]
 
 NO_EFFECT = ("max_steps", "log_every", "validate_every", "save_every", "keep_last", "gpus_per_node", "nodes",
-             "compile")
+             "compile", "tracker")
 """Training settings that do not change the weights of a given step: a run resumes across changes to them
 (``gpus_per_node`` and ``nodes`` enter the fingerprint as the number of ranks, which does change them;
 ``compile`` changes the rounding of a step, not its maths)."""
@@ -282,7 +283,8 @@ def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
                                      max_tokens=exp.train.max_tokens, update_freq=exp.train.update_freq,
                                      device=dist.device, world_size=dist.world_size, step=run.step))
         wrap(run, criterion)
-        curve = Curve(work_dir / "curve.tsv", run.step if resumed else None) if dist.is_main else None
+        curve = (Curve(work_dir / "curve.tsv", run.step if resumed else None,
+                       tracker.start(exp.train.tracker, work_dir, resumed)) if dist.is_main else None)
         valid: dict[str, dict[str, float]] = {}
         try:
             run_updates(_job(run, plan, config, work_dir, valid), run.step, run.meters, curve)

@@ -10,9 +10,9 @@ by the stage table), resolved here for the x-elm modules that read another job's
     results/{exp}/xelm/lapt         lm_lapt     model.pt, curve.tsv, data.json
     results/{exp}/xelm/eval         lm_eval     perplexity tables and figure data (TSV / JSON)
     results/{exp}/xelm/icl          lm_icl      in-context accuracies (TSV / JSON)
-    results/{exp}/metrics/lm_eval   lm_eval     average perplexity per model (lm_eval.json beside it: the DVC
-                                                metrics, lsnmt.eval.metrics)
-    results/{exp}/metrics/lm_icl    lm_icl      accuracy per task@shots and setting (lm_icl.json: DVC metrics)
+    results/{exp}/metrics/lm_eval   lm_eval     average perplexity per model, one file each (DVC metrics,
+                                                lsnmt.eval.metrics)
+    results/{exp}/metrics/lm_icl    lm_icl      accuracy per task@shots and setting, one file each (DVC metrics)
     work/{exp}/xelm/ckpt/{job}                  resumable training state (undeclared)
 """
 

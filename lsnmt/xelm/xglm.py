@@ -22,15 +22,14 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from lsnmt.data.config import ROOT
 from lsnmt.io import DataError, atomic_dir, write_json
-from lsnmt.train import checkpoint as ckpt
-from lsnmt.train.curve import COLUMNS
 from lsnmt.xelm.config import LMConfig
+
+if TYPE_CHECKING:  # torch is imported where weights are loaded: lm_data and cluster import this module for its
+    import torch  # tokenizer only, and a stage start without torch is 1.5-2 CPU-s shorter
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +159,7 @@ def state_dict(hf_state: dict[str, torch.Tensor], layers: int) -> dict[str, torc
 
 def load_weights(name: str, lm: LMConfig, vocab_size: int) -> dict[str, torch.Tensor]:
     """XGLM's weights (float32) as a state dict of the project's LM, after checking ``lm`` against its config."""
+    import torch
     from transformers import XGLMForCausalLM
 
     try:
@@ -172,6 +172,8 @@ def load_weights(name: str, lm: LMConfig, vocab_size: int) -> dict[str, torch.Te
 
 def write_seed(name: str, lm: LMConfig, meta: dict, out: Path) -> dict:
     """``out/model.pt`` (as a trained seed's: ``model``, ``config``, ``step`` 0), ``curve.tsv``, ``data.json``."""
+    from lsnmt.train import checkpoint as ckpt
+    from lsnmt.train.curve import COLUMNS
     from models.lm import build_lm
 
     if meta.get("tokenizer") != PREFIX + name:

@@ -3,6 +3,10 @@ others neither read nor checked, and the same one-line errors naming the file an
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +15,7 @@ import yaml
 
 from lsnmt.config import Params
 from lsnmt.data.config import DEFAULT_METRICS, DataExperiment, load_data_experiment, load_metrics, sections
+from lsnmt.graph.dvc import defined_experiments, missing_keys
 from lsnmt.typed import ConfigError
 from lsnmt.xelm.config import LMDataExperiment
 
@@ -76,3 +81,79 @@ def test_an_experiment_name_is_a_name(tmp_path: Path) -> None:
 def test_metrics_default_as_the_evaluate_section_does(tmp_path: Path) -> None:
     path = _write(tmp_path, lambda exp: exp.pop("evaluate"))
     assert load_metrics(path) == DEFAULT_METRICS == Params.load(TINY).get("tiny").evaluate.__class__().metrics
+
+
+SHAPES = {  # a params file that is not a mapping where one is read, and the one line that names it
+    "list": ("- a\n- b\n", "<top>: expected a mapping, got list ['a', 'b']"),
+    "scalar": ("42\n", "<top>: expected a mapping, got int 42"),
+    "empty": ("", "<top>: expected a mapping, got an empty file"),
+    "experiments-list": (
+        "experiment: tiny\nexperiments: [a, b]\n",
+        "experiments: expected a mapping, got list ['a', 'b']",
+    ),
+}
+PARTIAL_LOADERS: dict[str, Any] = {  # every reader of params.yaml that does not build the whole file
+    "data": lambda path: load_data_experiment(path, "tiny", DataExperiment),
+    "lm_data": lambda path: load_data_experiment(path, "tiny", LMDataExperiment),
+    "metrics": lambda path: load_metrics(path, "tiny"),
+    "dvc-experiments": lambda path: defined_experiments(path),
+    "dvc-missing-keys": lambda path: missing_keys(path),
+}
+SECTIONS = {  # the tiny experiment, or one section of it a partial loader reads, as a list: the loaders that read it
+    "experiment": ("experiments.tiny", ("data", "lm_data", "metrics")),
+    "data": ("experiments.tiny.data", ("data", "lm_data")),
+    "xelm": ("experiments.tiny.xelm", ("lm_data",)),
+    "evaluate": ("experiments.tiny.evaluate", ("metrics",)),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("loader", PARTIAL_LOADERS)
+def test_a_file_that_is_not_a_mapping_is_one_line_naming_it(tmp_path: Path, loader: str, shape: str) -> None:
+    """A list-shaped params.yaml stopped ``download`` with ``AttributeError: 'list' object has no attribute 'get'``:
+    each partial loader checks the file's shape first, as ``Params.load``'s ``build`` does, in its words (an empty
+    file, which ``build`` reads as ``{}``, is named as one)."""
+    text, expected = SHAPES[shape]
+    path = tmp_path / "params.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        PARTIAL_LOADERS[loader](path)
+    assert str(info.value) == f"{path}: {expected}"
+    if shape != "empty":
+        with pytest.raises(ConfigError, match="^" + re.escape(str(info.value)) + "$"):
+            Params.load(path)
+
+
+@pytest.mark.parametrize(
+    ("section", "loader"), [(section, loader) for section, (_, readers) in SECTIONS.items() for loader in readers]
+)
+def test_a_section_that_is_a_list_is_one_line_naming_it(tmp_path: Path, section: str, loader: str) -> None:
+    """In an otherwise valid file (``tests/fixtures/params.tiny.yaml``)."""
+    key, _ = SECTIONS[section]
+    raw = yaml.safe_load(TINY.read_text(encoding="utf-8"))
+    parent = raw["experiments"] if section == "experiment" else raw["experiments"]["tiny"]
+    parent["tiny" if section == "experiment" else section] = ["a"]
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        PARTIAL_LOADERS[loader](path)
+    assert str(info.value) == f"{path}: {key}: expected a mapping, got list ['a']"
+    with pytest.raises(ConfigError, match="^" + re.escape(str(info.value)) + "$"):  # the whole file's words
+        Params.load(path)
+
+
+def test_download_on_a_list_shaped_file_prints_one_line_and_exits_2(tmp_path: Path) -> None:
+    path = tmp_path / "params.yaml"
+    path.write_text(SHAPES["list"][0], encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's code, whatever the venv's editable install is
+    proc = subprocess.run(
+        [sys.executable, "-m", "stages.download", "--params", str(path), "--experiment", "tiny"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.endswith(f"ERROR stages.download: {path}: {SHAPES['list'][1]}") and proc.stdout == ""

@@ -101,17 +101,20 @@ def test_the_claim_table_and_figure_render_from_summary_json(tmp_path: Path, res
     for text in ("Ours only (no paper counterpart)", "3 languages (en, de, fr; word order reverse: de; scramble: fr)",
                  "500 updates of 1,000 tokens (lr 0.02, 100 warm-up updates), seeds 1, 2", "1,000 resamples of seeds "
                  "and sentences", "| LMS > naive at equal shared capacity | LMS-FD Sec. 2, Table 2 | lms vs naive | "
-                 "lms shared 50,000 vs naive 50,000 | +10.00 [+8.50, +11.50] | 0.001 |", "| 2/2 | shown |",
-                 "| 1/2 | not shown (lsl - naive = +1.00 BLEU, p = 0.3) |",
+                 "lms shared 50,000 vs naive 50,000 | +10.00 [+8.50, +11.50] | 0.001 |",
+                 "| 2/2 | established (lms - naive = +10.00 BLEU) |",
+                 "| 1/2 | not established (lsl - naive = +1.00 BLEU, p = 0.3) |",
                  "| LSL > a naive of LSL's total size | LSL Sec. 4.3, Table 1 | lsl | wide 62,000 = 0.52 x lsl's "
-                 "120,000: beyond ±10% |  |  |  |  | not measured",
+                 "120,000: beyond ±10% |  |  |  |  | not tested",
                  "| lms | lms: rank 4 | 60,000 | 50,000 | 60,000 | 70.00 [68.00, 72.00] |",
                  "| wide | naive, embed_dim 40, ffn_dim 80 | 62,000 |",
                  "Naive's validation loss (bits per token) along the budget: s1: 1.500 @250, 1.250 @500.",
                  "](../../figures/ours/claim-default.png)"):
         assert text in md, text
     rows = list(csv.DictReader((out / "tables/ours/claim-default.csv").open(encoding="utf-8")))
-    assert [r["verdict"].split(" (")[0] for r in rows] == ["shown", "shown", "shown", "not shown", "not measured"]
+    # the report's words for the stage's shown / not shown / not measured (lsnmt.report.claim_answer.VERDICTS)
+    verdicts = ["established", "established", "established", "not established", "not tested"]
+    assert [r["verdict"].split(" (")[0] for r in rows] == verdicts
     assert rows[1]["compared"] == "lms vs wide" and rows[1]["source"] == "LMS-FD Sec. 1"
     systems = list(csv.DictReader((out / "tables/ours/claim-default-systems.csv").open(encoding="utf-8")))
     assert [r["system"] for r in systems] == ["naive", "wide", "lms", "fd", "lsl"]

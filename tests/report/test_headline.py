@@ -1,6 +1,6 @@
 """The first screen of reports/index.html (lsnmt/report/headline.py): the answer before anything else, with the
-scale (CPU or GPU, the machine, the minutes, "smoke test" when every system is degenerate), each system against
-naive, the claim with its 95% intervals and sources; a parameter-only comparison is not called "differs"."""
+scale (CPU or GPU, the minutes, "smoke test" when every system is degenerate), each system against naive, the claim
+with its 95% intervals and sources; a parameter-only comparison is not called "differs"."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from lsnmt.config import Params
 from lsnmt.io import write_json
 from lsnmt.report.build import PAPERS, report
-from lsnmt.report.headline import headline_html, run_info
+from lsnmt.report.headline import headline_md, run_info
 from lsnmt.report.html import write_page
 from lsnmt.report.runs import Results
 from tests.report.fixtures import write_evaluate
@@ -57,16 +57,16 @@ def test_run_info_reads_the_device_and_the_stage_times(tmp_path: Path) -> None:
 
 def test_the_answer_names_the_scale_and_puts_the_claim_first_on_a_smoke_test(site) -> None:
     results, _, logs = site
-    text = headline_html(results, logs)
-    assert "<b>Scale: CPU</b>" in text and "cores" in text and "2 stages, 3.0 minutes of stage time" in text
-    assert "<b>Smoke test</b>" in text
+    text = headline_md(results, logs)
+    assert "**Scale: CPU**, 2 stages, 3.0 minutes of stage time." in text
+    assert "**Smoke test**" in text
     claim, translation = text.index("The claim at small scale"), text.index("Translation:")
     assert claim < translation  # degenerate translation: the claim is the answer
     assert (
-        "<td>LMS &gt; naive at equal shared capacity</td><td>lms vs naive</td><td>+10.00 [+8.50, +11.50]</td>"
-        "<td>2/2</td><td>shown</td><td>LMS-FD Sec. 2, Table 2</td>"
-    ) in text  # interval, seeds, source
-    assert "not shown (lsl - naive = +1.00 BLEU, p = 0.3)" in text
+        "| LMS > naive at equal shared capacity | lms vs naive | +10.00 [+8.50, +11.50] | 2/2 | established | "
+        "LMS-FD Sec. 2, Table 2 |"
+    ) in text  # interval, seeds, verdict, source
+    assert "| 1/2 | not established | LSL Sec. 1, Table 1 |" in text
     assert "smoke test: degenerate output, no verdict" in text and "(baseline)" in text
 
 
@@ -76,7 +76,7 @@ def test_the_page_opens_with_the_answer(site) -> None:
     body = page[page.index("<body>") :]
     first = body.index('id="answer"')
     assert first < body.index('id="results"') and first < 200  # right after the page's title
-    assert body.index("Scale: CPU") < body.index("<table")
+    assert body.index("<strong>Scale: CPU</strong>") < body.index("<table")
 
 
 def test_a_parameter_only_comparison_is_not_called_differs(site, tmp_path: Path) -> None:

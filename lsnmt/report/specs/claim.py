@@ -2,7 +2,8 @@
 that measured it (``results/<exp>/claim/summary.json`` with status ``measured``; the others have no item).
 
 ``tables/ours/claim-<exp>.{md,csv}``: each claim with its source, the systems compared and their parameter counts,
-the differences with their seed-aware 95% intervals, p, seeds and verdict (the CSV: this table); the markdown also
+the differences with their seed-aware 95% intervals, p, seeds and verdict (the CSV: this table; verdicts in the
+report's words, :data:`lsnmt.report.claim_answer.VERDICTS`); the markdown also
 lists every system (method, parameters, scores, difference to naive), written alone to
 ``tables/ours/claim-<exp>-systems.csv``; ``figures/ours/claim-<exp>.{png,pdf}``: the scores as bars
 (``lsnmt.claim.figure``). No paper counterpart.
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from lsnmt.claim import figure, table
 from lsnmt.io import atomic_write
+from lsnmt.report.claim_answer import word
 from lsnmt.report.item import Item
 from lsnmt.report.runs import Results
 from lsnmt.report.specs.extra import _write
@@ -29,6 +31,16 @@ def _csv(path: Path, rows: list[list[str]], header: list[str]) -> str:
     return f"tables/ours/{path.name}"
 
 
+def label(name: str) -> str:
+    """The item's label for experiment ``name`` (its section id on the page: :attr:`Item.id`)."""
+    return f"Small-scale claims: {name}"
+
+
+def table_link(name: str) -> str:
+    """The claim table's Markdown file, relative to ``reports/`` (the first screen links it)."""
+    return f"tables/ours/claim-{name}.md"
+
+
 def claim_tables(results: Results, out: Path) -> list[Item]:
     items = []
     for name in results.params.experiments:
@@ -38,11 +50,12 @@ def claim_tables(results: Results, out: Path) -> list[Item]:
         summary = json.loads(path.read_text(encoding="utf-8"))
         if summary.get("status") != "measured":
             continue
+        summary = {**summary, "claims": [{**v, "status": word(v["status"])} for v in summary["claims"]]}
         stem = f"claim-{name}"
         pngs = figure.draw(summary, out / "figures" / "ours", stem)
         md = table.markdown(summary, f"../../figures/ours/{pngs[0].name}")
         links = _write(out, stem, md, table.claim_rows(summary), table.CLAIM_HEADER)
         systems = _csv(out / "tables" / "ours" / f"{stem}-systems.csv", table.system_rows(summary), table.SYSTEM_HEADER)
-        items.append(Item("ours", f"Small-scale claims: {name}", "ours",
+        items.append(Item("ours", label(name), "ours",
                           (*links, systems, *(f"figures/ours/{p.name}" for p in pngs)), table.caption(summary)))
     return items

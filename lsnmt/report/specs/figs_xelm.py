@@ -59,6 +59,7 @@ def fig3(results: Results, out_dir: Path, paper_dir: Path | None = None) -> Figu
     def draw(ax, pts: dict[str, list[tuple[int, float]]], title: str) -> None:
         for method, xy in pts.items():
             ax.plot([k for k, _ in xy], [p for _, p in xy], marker="o", label=method)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # k counts experts: no tick at 1.5
         ax.set_xlabel("number of experts k")
         ax.set_ylabel("average perplexity")
         ax.set_title(title, fontsize=9)

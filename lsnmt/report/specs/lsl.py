@@ -34,7 +34,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lsnmt.report.cells import Avg, DataCount, DirMean, GroupPair, MatrixDir, Params, Row
-from lsnmt.report.figures import FigureOut, Panel, draw_panels
+from lsnmt.report.figures import FigureOut, Panel, draw_panels, min_span
 from lsnmt.report.runs import Results, Run
 from lsnmt.report.table import Binding
 
@@ -188,6 +188,7 @@ def _plot_weights(ax, arch: dict, title: str) -> None:
         ax.fill_between(layers, [m - s for m, s in zip(mean, std, strict=True)],
                         [m + s for m, s in zip(mean, std, strict=True)], alpha=0.2)
     ax.set_xticks(layers)
+    min_span(ax, 1.0, lo=0.0, hi=1.0)  # softmax weights: near-equal ones (0.32-0.35) are not zoomed into
     ax.set_xlabel("encoder layer")
     ax.set_ylabel("mixing weight")
     ax.set_title(f"{title}: {arch.get('notation', '')}", fontsize=8)
