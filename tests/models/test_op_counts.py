@@ -1,0 +1,65 @@
+"""Operations per training update (``lsnmt/train/ops.py``): what a GPU's host dispatches for one eager update of
+``default_gpu``'s model, forward, loss, backward and optimizer step (``train.compile`` off), for the naive model and
+one method of every kind.
+
+The count does not depend on the machine, the width or the batch's size (only on its layout: every direction of
+the experiment is in the batch), so a CPU test holds it. ``naive`` is bounded by what it is today; every kind by a
+multiple of naive's count (a language-specific method should add a few operations to the update, not repeat it per
+language), FD and LMS+FD by more: they run two forward passes per update (LMS-FD Sec. 3-4).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from lsnmt.config import Experiment, Params
+from lsnmt.methods import resolve
+from lsnmt.train.ops import mixed_batch, update_ops
+from models.config.kinds import KINDS
+from models.opcount import OpLog
+
+ROOT = Path(__file__).resolve().parents[2]
+ONE_PER_KIND = ("lms", "fd", "lms_fd", "switch", "clsr", "sclm", "adapter", "deep", "lsl_src_tgt")
+NAIVE_TOTAL, NAIVE_KERNELS = 1_000, 400
+"""naive's bounds: 976 operations, 383 of them computing, on 2026-11-28 (1,362 and 520 before the fused
+projections, one-operation dropout and the causal self-attention without a mask)."""
+RATIO = {"fd": 2.5, "lms_fd": 2.5}
+"""Allowed multiple of naive's count; 1.5 for every other kind."""
+
+
+@pytest.fixture(scope="module")
+def default_gpu() -> Experiment:
+    exp = Params.load(ROOT / "params.yaml").get("default_gpu")
+    return dataclasses.replace(exp, model=dataclasses.replace(exp.model, embed_dim=32, ffn_dim=64))
+
+
+@pytest.fixture(scope="module")
+def naive(default_gpu: Experiment) -> OpLog:
+    return count(default_gpu, "naive")
+
+
+def count(exp: Experiment, method: str) -> OpLog:
+    return update_ops(exp, method, vocab_size=200, sample=mixed_batch(exp, 200, max_tokens=512, length=8))
+
+
+def test_one_method_per_kind(default_gpu: Experiment) -> None:
+    assert {resolve(default_gpu, m)[0] for m in ONE_PER_KIND} == set(KINDS)
+
+
+def test_the_count_does_not_depend_on_the_width(default_gpu: Experiment, naive: OpLog) -> None:
+    wide = dataclasses.replace(default_gpu, model=dataclasses.replace(default_gpu.model, embed_dim=64, ffn_dim=96))
+    assert count(wide, "naive").counts == naive.counts
+
+
+def test_naive_update(naive: OpLog) -> None:
+    assert naive.total <= NAIVE_TOTAL and naive.kernels <= NAIVE_KERNELS, naive.report()
+
+
+@pytest.mark.parametrize("method", ONE_PER_KIND)
+def test_a_kind_adds_operations_not_passes(default_gpu: Experiment, naive: OpLog, method: str) -> None:
+    ops = count(default_gpu, method)
+    limit = RATIO.get(method, 1.5)
+    assert ops.total <= limit * naive.total, f"{method}: {ops.total / naive.total:.2f}x naive ({ops.report()})"
