@@ -13,9 +13,9 @@ parameters of both (:func:`lsnmt.claim.measure.param_counts`):
   total (FD-Share discards its experts; an LSL layer runs one language's copy: LSL's |θeff|);
 * ``total``: a dense naive model within ``claim.dense_tolerance`` of the system's total parameters.
 
-A claim is *shown* when :func:`lsnmt.claim.stats.better` holds (the seed-aware 95 % interval of the BLEU
-difference above 0, better on every seed), *not shown* otherwise (the numbers say by how much), and *not measured*
-when its system or a baseline that meets the condition is missing (the reason says which).
+A claim is *shown* when :func:`lsnmt.claim.stats.better` holds (the 95 % interval of the BLEU difference over
+seeds and sentences above 0, better on every seed), *not shown* otherwise (the numbers say by how much), and *not
+measured* when its system or a baseline that meets the condition is missing (the reason says which).
 """
 
 from __future__ import annotations
