@@ -71,9 +71,9 @@ def test_the_pigeonhole_bootstrap_undercovers_with_two_seeds() -> None:
 
 @pytest.mark.slow
 def test_the_coverage_at_five_seeds_is_95_percent() -> None:
-    """2,000 simulations (standard error 0.5 points): the figure docs/claim.md gives."""
+    """2,000 simulations (standard error 0.5 points): the figures docs/claim.md gives."""
     ours, pigeonhole, _ = _coverage(5, SEEDS_DOMINATE, 2000)
-    assert 0.935 <= ours <= 0.965 and pigeonhole < 0.9, (ours, pigeonhole)
+    assert 0.94 <= ours <= 0.975 and pigeonhole < 0.9, (ours, pigeonhole)  # measured: 0.960 and 0.843
 
 
 def test_the_stage_reports_this_interval() -> None:
