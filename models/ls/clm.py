@@ -128,6 +128,7 @@ class MixFunction(torch.autograd.Function):
             dh = (z @ pc.unsqueeze(-1)).squeeze(-1).to(h.dtype)  # (N, d, k) @ (N, k, 1)
         if ctx.needs_input_grad[1]:
             dp = (hc.unsqueeze(-2) @ z).squeeze(-2).to(p.dtype)  # (N, 1, d) @ (N, d, k)
+        del z  # one (N, d k) temporary at a time
         if ctx.needs_input_grad[2]:
             outer = (hc.unsqueeze(-1) * pc.unsqueeze(-2)).view(-1, d * k)  # (N, d k): h_a p_j
             dw = (outer.t() @ g).view(d, k, d).to(weight.dtype)  # (d k, N) @ (N, d)
