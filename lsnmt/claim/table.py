@@ -70,6 +70,8 @@ def caption(summary: Mapping[str, Any]) -> str:
     langs = cfg["languages"]
     order = "; ".join(f"{k}: {', '.join(cfg.get(k, [])) or 'none'}" for k in ("reverse", "scramble"))
     sent = cfg["sentences"]
+    r = len(cfg["seeds"])
+    df = f"t on {r - 1} degrees of freedom (seeds - 1)" if r > 1 else "one seed: sentence noise alone"
     return (
         f"Ours only (no paper counterpart): the papers' claims at small scale on the synthetic task of "
         f"lsnmt.data.synthetic (experiment `{summary['experiment']}`): {len(langs)} languages ({', '.join(langs)}; "
@@ -85,9 +87,9 @@ def caption(summary: Mapping[str, Any]) -> str:
         f"{cfg['beam']}. Intervals: 95% over seeds and sentences (the crossed design, Owen 2007: lsnmt.claim.interval"
         f"), estimate ± t·se, se² = the variance of the {len(cfg['seeds'])} per-seed values / {len(cfg['seeds'])} + "
         f"the variance over {cfg['bootstrap_samples']:,} sentence resamples (each sentence with its outputs in every "
-        f"direction and seed; both systems of a comparison on the same resamples), t on Welch-Satterthwaite degrees "
-        f"of freedom; p: two-sided, from the same t. A claim is shown when the interval of its BLEU difference lies "
-        f"above 0 and it holds on every seed. Claims marked 'Ours' are extensions no paper makes.")
+        f"direction and seed; both systems of a comparison on the same resamples), {df}; p: two-sided, from the same "
+        f"t. A claim is shown when the interval of its BLEU difference lies above 0 and it holds on every seed. "
+        f"Claims marked 'Ours' are extensions no paper makes.")
 
 
 def md_table(header: list[str], body: list[list[str]]) -> str:

@@ -100,7 +100,8 @@ def test_the_claim_table_and_figure_render_from_summary_json(tmp_path: Path, res
     md = (out / "tables/ours/claim-default.md").read_text(encoding="utf-8")
     for text in ("Ours only (no paper counterpart)", "3 languages (en, de, fr; word order reverse: de; scramble: fr)",
                  "500 updates of 1,000 tokens (lr 0.02, 100 warm-up updates), seeds 1, 2", "over 1,000 sentence "
-                 "resamples", "Claims marked 'Ours' are extensions no paper makes",
+                 "resamples", "t on 1 degrees of freedom (seeds - 1)",
+                 "Claims marked 'Ours' are extensions no paper makes",
                  "| LMS > naive at equal shared capacity | LMS-FD Sec. 2, Table 2 | lms vs naive | "
                  "lms shared 50,000 vs naive 50,000 | +10.00 [+8.50, +11.50] | 0.001 |", "| 2/2 | shown |",
                  "| 1/2 | not shown (lsl - naive = +1.00 BLEU, p = 0.3) |",
