@@ -28,9 +28,9 @@ each route of each method (FD and LMS+FD: both), EOS banned until ``--decode-ste
 that every model decodes the same tokens; target tokens per second, median over rounds, and the ratio to naive.
 ``--profile NAME`` prints where one update of NAME spends its time (torch.profiler, self time per op) instead, and
 ``--flops`` each method's FLOPs per update and their ratio to naive's (counted on the meta device, nothing run).
-CLM at its paper's k costs by its maths (Eq. 2: ``k`` maps of ``d x d`` per token in each of 30 modules) about
-57x (sCLM) and 40x (mCLM) naive's FLOPs, and about 50x and 35x its update time on 2 CPU threads: add them with
-``--only``.
+CLM at its paper's k costs by its maths (Eq. 2: ``k`` maps of ``d x d`` per token in each of 30 modules, three
+bank products per update: ``models.ls.clm.MixFunction``) about 43x (sCLM) and 30x (mCLM) naive's FLOPs
+(docs/ls_speed.md: 57x and 40x with the former checkpointed mix's fourth product): add them with ``--only``.
 """
 
 from __future__ import annotations

@@ -257,12 +257,13 @@ class ClaimConfig:
     dense_tolerance: Annotated[float, Range(ge=0, lt=1)] = 0.1
     """How far (relative) a dense model's total parameters may lie from a system's total for such a claim."""
     seeds: tuple[Seed, ...] = (1, 2)
+    """Training seeds of every system, paired across systems; the intervals' seed term is their spread
+    (``lsnmt.claim.interval``: Student's t on R - 1 degrees of freedom when it dominates, so two seeds give
+    t = 12.7, five t = 2.8)."""
     bootstrap_samples: Count = 1000
+    """Sentence resamples (``lsnmt.claim.bootstrap``): the intervals' sentence term."""
     significance: Annotated[float, Range(gt=0, lt=1)] = 0.05
     bootstrap_seed: Seed = 12345
-    resample_seeds: bool = True
-    """Resample the seeds as well as the sentences (``lsnmt.claim.bootstrap``); ``False``: sentences only (each
-    with all its seeds' outputs)."""
     cpu_threads: Count = 1
     """``torch.set_num_threads`` while the stage runs (tiny models: more threads mostly wait)."""
 

@@ -1,4 +1,5 @@
-"""Seed-aware bootstrap of the claim (``lsnmt.claim``): resample seeds, and sentences with all their outputs.
+"""Resampling of the claim's pooled corpus (``lsnmt.claim``): test sentences with all their outputs, and (not used by
+the stage) seeds.
 
 A system's tested corpus holds one hypothesis per seed ``s`` (S of them), direction ``d`` (D) and test sentence
 ``i`` (N), pooled in that order (:func:`lsnmt.claim.stats.pool`). These S x D x N items are not independent: every
@@ -8,22 +9,22 @@ and every output of a seed shares that seed's training run. Resampling the items
 bootstrap on the pooled corpus) treats S copies of a sentence as S independent sentences, and a seed's luck as
 sampling noise that averages out: its intervals are too narrow.
 
-Here each of ``B`` resamples is a two-stage draw (Davison & Hinkley 1997, *Bootstrap Methods and their
-Application*, Sec. 3.8, sampling of clusters; both stages with replacement)::
+Each of ``B`` resamples draws (both with replacement)::
 
-    seeds:     m_b ~ Multinomial(S; 1/S, ..., 1/S)    m_b(s): how often seed s is drawn (all 1 with over_seeds off)
     sentences: c_b ~ Multinomial(N; 1/N, ..., 1/N)    c_b(i): how often sentence i is drawn, in every direction
+    seeds:     m_b ~ Multinomial(S; 1/S, ..., 1/S)    only with ``over_seeds``; else m_b(s) = 1, every seed once
     item (s, d, i) enters resample b with weight      w_b(s, d, i) = m_b(s) * c_b(i)
 
 A corpus score of a resample is computed from the weighted sums of the items' sufficient statistics (BLEU:
-n-gram matches and totals; exact match: ``100 * sum_k w_k x_k / sum_k w_k``). The two systems of a comparison are
-scored on the same weights: paired by sentence and by seed (seed ``s`` of both systems saw the same batches in the
-same order, ``lsnmt.train.batching`` seeded by the training seed). The interval is the percentile interval (2.5 and
-97.5 percentiles of the B resampled scores or differences).
+n-gram matches and totals; exact match: ``100 * sum_k w_k x_k / sum_k w_k``), both systems of a comparison on the
+same weights. The stage resamples sentences only (every seed kept): their spread is the sentence term of the
+interval of :mod:`lsnmt.claim.interval`, whose seed term comes from the per-seed scores. Resampling seeds as well
+(``over_seeds``, with percentiles: :func:`interval`) is Owen's (2007) pigeonhole bootstrap for a crossed design,
+the stage's former interval, kept to show why it was replaced: with two seeds it has three seed outcomes and
+halves the seed variance (``tests/claim/test_interval.py`` measures its coverage).
 
 Seeds and sentences are drawn by two generators (``default_rng([seed, 0])`` and ``([seed, 1])``): the sentence
-draws do not depend on the number of seeds, so a system whose seeds all give the same outputs gets the interval
-of one seed, which is what it is.
+draws do not depend on the number of seeds.
 """
 
 from __future__ import annotations
@@ -78,6 +79,6 @@ def exact(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def interval(values: np.ndarray) -> list[float]:
-    """The 95 % percentile interval."""
+    """The 95 % percentile interval (the pigeonhole bootstrap's, with ``over_seeds``; not the stage's)."""
     lo, hi = np.percentile(values, [2.5, 97.5])
     return [float(lo), float(hi)]

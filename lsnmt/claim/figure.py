@@ -1,5 +1,5 @@
-"""The claim's figure from ``summary.json``: BLEU and exact match per system, bars with the seed-aware 95 %
-bootstrap interval (``lsnmt.claim.bootstrap``) as error bars and every seed as a dot (``lsnmt.report.figures``'
+"""The claim's figure from ``summary.json``: BLEU and exact match per system, bars with the 95 % interval over
+seeds and sentences (``lsnmt.claim.interval``) as error bars and every seed as a dot (``lsnmt.report.figures``'
 fixed style: deterministic files)."""
 
 from __future__ import annotations

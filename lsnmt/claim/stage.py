@@ -93,7 +93,7 @@ def measure_claim(exp: Experiment, work: Path) -> dict[str, Any]:
             runs.setdefault(name, {})[job.seed] = result["systems"][name]["hyps"]
         curves[job.name], timing[job.name] = result["curve"], result["seconds"]
     assert refs is not None
-    b = {"samples": cfg.bootstrap_samples, "seed": cfg.bootstrap_seed, "over_seeds": cfg.resample_seeds}
+    b = {"samples": cfg.bootstrap_samples, "seed": cfg.bootstrap_seed}
     for name, s in systems.items():
         s.update(stats.system_summary(runs[name], refs, cfg.seeds, **b))
     done: dict[tuple[str, str], dict[str, Any]] = {}

@@ -1,10 +1,11 @@
-"""Scores, seed-aware intervals and paired comparisons of the claim's systems (``lsnmt.claim``).
+"""Scores, intervals over seeds and sentences, and paired comparisons of the claim's systems (``lsnmt.claim``).
 
 A system's hypotheses are ``{seed: {direction: lines}}``; :func:`pool` concatenates them (seeds, then directions,
 then sentences) into the corpus that is scored: corpus BLEU (sacreBLEU on token ids as words, ``tokenize none``)
-and exact match ``EM = 100 / n * sum_k 1[h_k = r_k]``. Intervals, differences and p-values come from the two-stage
-bootstrap of :mod:`lsnmt.claim.bootstrap` (seeds, and sentences with all their outputs); ``p`` is sacreBLEU's
-paired-bootstrap p (:func:`lsnmt.eval.significance.p_value`) computed on those same resamples.
+and exact match ``EM = 100 / n * sum_k 1[h_k = r_k]``. Each score and difference gets the 95 % interval and p of
+:mod:`lsnmt.claim.interval` for the crossed design (seeds x sentences), from the per-seed scores and the sentence
+bootstrap of :mod:`lsnmt.claim.bootstrap` (each sentence with its outputs in every direction and seed); the two
+systems of a comparison are scored on the same sentence resamples.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from typing import Any
 import numpy as np
 from sacrebleu.metrics import BLEU
 
-from lsnmt.claim import bootstrap
+from lsnmt.claim import bootstrap, interval
 from lsnmt.config import EvaluateConfig
 from lsnmt.eval import degenerate, significance
 
 Runs = Mapping[int, Mapping[str, Sequence[str]]]
 """Seed -> direction -> hypotheses."""
+INTERVAL = "over seeds and sentences (crossed), t on seeds - 1 degrees of freedom: lsnmt.claim.interval"
+"""How a comparison's intervals were made (``summary.json``'s ``comparisons[].interval``)."""
 
 
 def metric() -> BLEU:
@@ -45,11 +48,6 @@ def score(hyps: Sequence[str], refs: Sequence[str]) -> dict[str, float]:
     }
 
 
-def interval(values: np.ndarray) -> list[float]:
-    """The 95 % percentile interval (:func:`lsnmt.claim.bootstrap.interval`)."""
-    return bootstrap.interval(values)
-
-
 def design(refs: Mapping[str, Sequence[str]], seeds: Sequence[int]) -> bootstrap.Design:
     """The pooled corpus's shape; every direction must hold the same test sentences, in the same order."""
     sizes = {len(r) for r in refs.values()}
@@ -58,74 +56,75 @@ def design(refs: Mapping[str, Sequence[str]], seeds: Sequence[int]) -> bootstrap
     return bootstrap.Design(seeds=len(seeds), directions=len(refs), sentences=sizes.pop())
 
 
+def resample_weights(refs: Mapping[str, Sequence[str]], seeds: Sequence[int], samples: int, seed: int) -> np.ndarray:
+    """``(samples, items)``: sentence resamples, each sentence with its outputs in every direction and seed."""
+    return bootstrap.weights(design(refs, seeds), samples, seed, over_seeds=False)
+
+
 class Resampled:
-    """One system's pooled corpus and its B resampled BLEU and exact-match scores on given weights."""
+    """One system's pooled corpus: its scores, each seed's, and its B BLEU and exact-match scores on sentence
+    resamples ``w``."""
 
     def __init__(self, runs: Runs, refs: Mapping[str, Sequence[str]], seeds: Sequence[int], w: np.ndarray) -> None:
         dirs = list(refs)
         self.hyps = pool(runs, seeds, dirs)
         self.refs = pool({s: refs for s in seeds}, seeds, dirs)
         self.scores = score(self.hyps, self.refs)
+        self.per_seed = {s: score(pool(runs, [s], dirs), pool({s: refs}, [s], dirs)) for s in seeds}
         m = metric()
         self.bleu = bootstrap.bleu(m, significance.sentence_stats(m, self.hyps, self.refs), w)
         self.exact = bootstrap.exact(exact(self.hyps, self.refs), w)
 
 
-def resample_weights(refs: Mapping[str, Sequence[str]], seeds: Sequence[int], samples: int, seed: int,
-                     over_seeds: bool) -> np.ndarray:
-    return bootstrap.weights(design(refs, seeds), samples, seed, over_seeds=over_seeds)
-
-
-def system_summary(runs: Runs, refs: Mapping[str, Sequence[str]], seeds: Sequence[int], samples: int, seed: int,
-                   *, over_seeds: bool = True) -> dict[str, Any]:
-    """Pooled scores with their seed-aware 95 % intervals, per seed and per direction (pooled over seeds)."""
-    dirs = list(refs)
-    r = Resampled(runs, refs, seeds, resample_weights(refs, seeds, samples, seed, over_seeds))
-    return {**r.scores, "bleu_ci": interval(r.bleu), "exact_ci": interval(r.exact),
-            "per_seed": {str(s): score(pool(runs, [s], dirs), pool({s: refs}, [s], dirs)) for s in seeds},
+def system_summary(runs: Runs, refs: Mapping[str, Sequence[str]], seeds: Sequence[int], samples: int,
+                   seed: int) -> dict[str, Any]:
+    """Pooled scores with their 95 % intervals over seeds and sentences (:mod:`lsnmt.claim.interval`), per seed
+    and per direction (pooled over seeds)."""
+    dirs, n = list(refs), design(refs, seeds).sentences
+    r = Resampled(runs, refs, seeds, resample_weights(refs, seeds, samples, seed))
+    iv = {k: interval.crossed(r.scores[k], [x[k] for x in r.per_seed.values()], getattr(r, k), n)
+          for k in ("bleu", "exact")}
+    return {**r.scores, "bleu_ci": iv["bleu"].ci, "exact_ci": iv["exact"].ci,
+            "bleu_interval": iv["bleu"].record(), "exact_interval": iv["exact"].record(),
+            "per_seed": {str(s): x for s, x in r.per_seed.items()},
             "per_direction": {d: score([h for s in seeds for h in runs[s][d]], [x for _ in seeds for x in refs[d]])
                               for d in dirs}}
 
 
-def _test(a: np.ndarray, b: np.ndarray, score_a: float, score_b: float, alpha: float, samples: int,
-          seed: int) -> dict[str, Any]:
-    delta = score_a - score_b
-    p = significance.p_value(a, b, delta)
-    return {"score": score_a, "baseline": score_b, "delta": delta, "p": p, "significant": p < alpha,
-            "ci": interval(a - b), "samples": samples, "seed": seed, "alpha": alpha}
+def _test(a: Resampled, b: Resampled, key: str, per_seed: Mapping[str, Mapping[str, float]], sentences: int,
+          alpha: float, samples: int, seed: int) -> dict[str, Any]:
+    delta = a.scores[key] - b.scores[key]
+    iv = interval.crossed(delta, [d[key] for d in per_seed.values()], getattr(a, key) - getattr(b, key), sentences)
+    return {"score": a.scores[key], "baseline": b.scores[key], "delta": delta, "p": iv.p,
+            "significant": iv.p < alpha, "ci": iv.ci, **iv.record(), "samples": samples, "seed": seed,
+            "alpha": alpha}
 
 
 def compare(runs: Runs, base: Runs, refs: Mapping[str, Sequence[str]], seeds: Sequence[int], *, samples: int,
-            seed: int, alpha: float, names: tuple[str, str], over_seeds: bool = True) -> dict[str, Any]:
-    """``runs`` against ``base`` on the same two-stage resamples: BLEU and exact-match differences with their
-    95 % intervals and p, and each seed's differences; degenerate outputs get no test."""
-    w = resample_weights(refs, seeds, samples, seed, over_seeds)
+            seed: int, alpha: float, names: tuple[str, str]) -> dict[str, Any]:
+    """``runs`` against ``base`` (paired by seed and sentence; the same sentence resamples): BLEU and exact-match
+    differences with their 95 % intervals and p over seeds and sentences (:mod:`lsnmt.claim.interval`), and each
+    seed's differences; degenerate outputs get no test."""
+    w = resample_weights(refs, seeds, samples, seed)
     a, b = Resampled(runs, refs, seeds, w), Resampled(base, refs, seeds, w)
+    per_seed = {str(s): {k: a.per_seed[s][k] - b.per_seed[s][k] for k in ("bleu", "exact")} for s in seeds}
     why = degenerate.pair(degenerate.Output(name=names[0], ratio=a.scores["length_ratio"], bleu=a.scores["bleu"]),
                           degenerate.Output(name=names[1], ratio=b.scores["length_ratio"], bleu=b.scores["bleu"]),
                           EvaluateConfig())
-    if why is None:
-        bleu = _test(a.bleu, b.bleu, a.scores["bleu"], b.scores["bleu"], alpha, samples, seed)
-        em = _test(a.exact, b.exact, a.scores["exact"], b.scores["exact"], alpha, samples, seed)
-    else:
-        bleu = {**significance.no_verdict(a.scores["bleu"], b.scores["bleu"], why), "ci": interval(a.bleu - b.bleu)}
-        em = {**significance.no_verdict(a.scores["exact"], b.scores["exact"], why),
-              "ci": interval(a.exact - b.exact)}
-    dirs = list(refs)
-    per_seed = {}
-    for s in seeds:
-        r = pool({s: refs}, [s], dirs)
-        sa, sb = score(pool(runs, [s], dirs), r), score(pool(base, [s], dirs), r)
-        per_seed[str(s)] = {"bleu": sa["bleu"] - sb["bleu"], "exact": sa["exact"] - sb["exact"]}
-    return {"system": names[0], "baseline": names[1], "bleu": bleu, "exact": em, "per_seed": per_seed,
-            "seeds_better": sum(d["bleu"] > 0 for d in per_seed.values()),
-            "resampling": "seeds and sentences" if over_seeds else "sentences"}
+    n = design(refs, seeds).sentences
+    tests = {k: _test(a, b, k, per_seed, n, alpha, samples, seed) for k in ("bleu", "exact")}
+    if why is not None:
+        keep = ("ci", "se", "se_seeds", "se_sentences", "df")
+        tests = {k: {**significance.no_verdict(a.scores[k], b.scores[k], why), **{x: t[x] for x in keep}}
+                 for k, t in tests.items()}
+    return {"system": names[0], "baseline": names[1], **tests, "per_seed": per_seed,
+            "seeds_better": sum(d["bleu"] > 0 for d in per_seed.values()), "interval": INTERVAL}
 
 
 def better(c: Mapping[str, Any]) -> tuple[bool, str]:
-    """Whether comparison ``c`` shows its system above its baseline in BLEU, and the evidence: the seed-aware
-    95 % interval of the difference lies above 0 and the system is better on every seed (degenerate outputs:
-    never)."""
+    """Whether comparison ``c`` shows its system above its baseline in BLEU, and the evidence: the 95 % interval of
+    the difference over seeds and sentences lies above 0 and the system is better on every seed (degenerate
+    outputs: never)."""
     t, n, k = c["bleu"], len(c["per_seed"]), c["seeds_better"]
     name = f"{c['system']} - {c['baseline']}"
     if t["significant"] is None:

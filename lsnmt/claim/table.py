@@ -70,7 +70,8 @@ def caption(summary: Mapping[str, Any]) -> str:
     langs = cfg["languages"]
     order = "; ".join(f"{k}: {', '.join(cfg.get(k, [])) or 'none'}" for k in ("reverse", "scramble"))
     sent = cfg["sentences"]
-    resampled = "seeds and sentences" if cfg.get("resample_seeds", True) else "sentences"
+    r = len(cfg["seeds"])
+    df = f"t on {r - 1} degrees of freedom (seeds - 1)" if r > 1 else "one seed: sentence noise alone"
     return (
         f"Ours only (no paper counterpart): the papers' claims at small scale on the synthetic task of "
         f"lsnmt.data.synthetic (experiment `{summary['experiment']}`): {len(langs)} languages ({', '.join(langs)}; "
@@ -83,10 +84,12 @@ def caption(summary: Mapping[str, Any]) -> str:
         f"{t['max_steps']:,} updates of {t['max_tokens']:,} tokens (lr {t['lr']}, {t['warmup_steps']} warm-up "
         f"updates), seeds {', '.join(map(str, cfg['seeds']))}. BLEU (sacreBLEU on token ids, tokenize none) and "
         f"exact match over all seeds and directions ({summary['items']:,} test items per system), beam "
-        f"{cfg['beam']}. Intervals: 95% percentile intervals of a two-stage bootstrap ({cfg['bootstrap_samples']:,} "
-        f"resamples of {resampled}, each sentence with its outputs in every direction and seed: lsnmt.claim.bootstrap"
-        f"), both systems of a comparison on the same resamples; p: sacreBLEU's paired-bootstrap p on them. A claim "
-        f"is shown when the interval of its BLEU difference lies above 0 and it holds on every seed.")
+        f"{cfg['beam']}. Intervals: 95% over seeds and sentences (the crossed design, Owen 2007: lsnmt.claim.interval"
+        f"), estimate ± t·se, se² = the variance of the {len(cfg['seeds'])} per-seed values / {len(cfg['seeds'])} + "
+        f"the variance over {cfg['bootstrap_samples']:,} sentence resamples (each sentence with its outputs in every "
+        f"direction and seed; both systems of a comparison on the same resamples), {df}; p: two-sided, from the same "
+        f"t. A claim is shown when the interval of its BLEU difference lies above 0 and it holds on every seed. "
+        f"Claims marked 'Ours' are extensions no paper makes.")
 
 
 def md_table(header: list[str], body: list[list[str]]) -> str:

@@ -10,6 +10,7 @@ from lsnmt.typed import FieldError
 from models.config.keys import Key
 
 Mode = Literal["sclm", "mclm", "ls", "none"]
+Mix = Literal["function", "checkpoint", "autograd"]
 Sublayer = Literal["self", "cross", "ffn"]
 
 
@@ -48,11 +49,12 @@ class CLMConfig:
     """``after``: ``z = LN(y + y~)`` on the sublayer block's output ``y`` (post-norm: after its LayerNorm),
     a plug-in module between blocks (Sec. 3.3). ``inside``: on the sublayer's output ``f(x)`` before the
     block's residual, ``x' = LN_block(x + LN(f + f~))``."""
-    recompute: bool = True
-    """Memory, not maths: in training keep only ``h`` and ``P(h)`` of each module and recompute the products
-    ``h W_j`` ``(tokens, k, d)`` in the backward (activation checkpointing of Eq. 2's mix). Held across the model
-    they take ``modules x tokens x k x d`` floats: 12 GB for sCLM at k=194 (30 modules) on 1,024 tokens. Costs
-    one more bank matmul per module in the backward; ``False`` keeps them (faster where memory allows)."""
+    mix: Mix = "function"
+    """How training differentiates Eq. 2's mix (``models/ls/clm.py``; the same values and gradients): ``function``
+    keeps only ``h`` and ``P(h)`` of each module and costs three bank products ``h W`` per update (forward, and two
+    in the backward); ``checkpoint`` keeps the same and recomputes the forward in the backward (four products);
+    ``autograd`` keeps the ``(tokens, k, d)`` products, ``modules x tokens x k x d`` floats across the model (12 GB
+    for sCLM at k=194, 30 modules, 1,024 tokens): three products."""
     init: Literal["xavier", "zeros"] = "xavier"
     """``W_j``: Xavier-uniform per ``d x d`` map (fairseq's Linear init), or zeros (then ``z = LN(h)`` at
     step 0). ``P`` is always Xavier-uniform (``d x k``)."""

@@ -24,9 +24,17 @@ the paper says only "selecting the top-w important features ... and pruning othe
 denominator is 1), and ``h~ = sum_j (h W_j) P^w_j(h)``. ``w = k`` is Eq. 2 itself (``sum_j P_j = 1``), computed
 unchanged. Only in eval mode: training always mixes every feature. Figure 4 is a decoding sweep of one trained
 sCLM (``sweep_top_w``, ``lsnmt.methods.systems``).
-Efficiency: ``h [W_1 … W_k]`` is one ``d x (k d)`` matmul, then a batched ``(k) x (k, d)`` weighted sum. Its
-``(tokens, k, d)`` products are recomputed in the backward rather than kept (``recompute``, default: 407 MB per
-module for 1,024 tokens at k = 194).
+Efficiency (``mix``): the bank product is Eq. 2's cost, ``2 N d^2 k`` per module for ``N`` tokens, and no exact
+rewrite is cheaper. :class:`MixFunction` (``mix: function``, default) computes the mix and its gradients in three
+such products, keeping only ``h (N, d)`` and ``p (N, k)`` (2.9 MB per module for 1,024 tokens at k = 194, d = 512)::
+
+    forward   Y = h W            W = [W_1 … W_k] as (d, k d); Y (N, k, d);   y_n = sum_j p_nj Y_nj
+    backward  Z = g W'^T         W' = W as (d k, d);  Z (N, d, k);  Z_naj = sum_b W_j[a, b] g_nb
+              dh_n = sum_j Z_n:j p_nj      dp_nj = sum_a h_na Z_naj      dW = (h ⊗ p)^T g  ((d k, N) x (N, d))
+
+``checkpoint`` (the former default) recomputes the forward's products in the backward instead: four products at
+the same memory; ``autograd`` keeps the ``(N, k, d)`` products (407 MB per module at the size above): three
+products.
 
 Choices the paper leaves open (all config fields, defaults below): where the module sits relative to the
 sublayer's own residual block (``position``), initialisation (``init``), no bias in ``W_j``/``P`` (Eq. 1-2
@@ -38,12 +46,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 from torch import Tensor, nn
 from torch.utils.checkpoint import checkpoint
 
-from models.config.clm import CLMConfig, Mode, Sublayer  # noqa: F401  (the kind's config, torch-free)
+from models.config.clm import CLMConfig, Mix, Mode, Sublayer  # noqa: F401  (the kind's config, torch-free)
 from models.factories import Factories, LayerSpec, Side
 from models.lang import LangContext
 from models.layers import DecoderLayer, EncoderLayer, LayerCache
@@ -93,16 +102,56 @@ def top_w(p: Tensor, w: int, renormalise: bool = True) -> Tensor:
     return sparse / kept.values.sum(-1, keepdim=True) if renormalise else sparse
 
 
+class MixFunction(torch.autograd.Function):
+    """Eq. 2's mix ``y_n = sum_j p_nj (h_n W_j)`` of ``h (N, d)``, ``p (N, k)`` and the bank ``weight (d, k, d)``
+    in three bank products, saving only ``h`` and ``p`` (module docstring). Under CUDA autocast both passes run at
+    the autocast dtype (``torch.amp.custom_fwd/custom_bwd``); the backward casts to the incoming gradient's dtype,
+    so a CPU autocast forward (``benchmarks/ls_speed.py --precision bf16``) differentiates too."""
+
+    @staticmethod
+    @torch.amp.custom_fwd(device_type="cuda")
+    def forward(ctx: Any, h: Tensor, p: Tensor, weight: Tensor) -> Tensor:
+        d, k = weight.shape[0], weight.shape[1]
+        ctx.save_for_backward(h, p, weight)
+        y = h @ weight.view(d, k * d)  # (N, k d)
+        return (p.unsqueeze(-2) @ y.view(-1, k, d)).squeeze(-2)  # (N, 1, k) @ (N, k, d) -> (N, d)
+
+    @staticmethod
+    @torch.amp.custom_bwd(device_type="cuda")
+    def backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+        h, p, weight = ctx.saved_tensors
+        d, k = weight.shape[0], weight.shape[1]
+        hc, pc, wc = h.to(g.dtype), p.to(g.dtype), weight.to(g.dtype)
+        z = (g @ wc.view(d * k, d).t()).view(-1, d, k)  # (N, d, k): z[n, a, j] = sum_b W_j[a, b] g[n, b]
+        dh = dp = dw = None
+        if ctx.needs_input_grad[0]:
+            dh = (z @ pc.unsqueeze(-1)).squeeze(-1).to(h.dtype)  # (N, d, k) @ (N, k, 1)
+        if ctx.needs_input_grad[1]:
+            dp = (hc.unsqueeze(-2) @ z).squeeze(-2).to(p.dtype)  # (N, 1, d) @ (N, d, k)
+        del z  # one (N, d k) temporary at a time
+        if ctx.needs_input_grad[2]:
+            outer = (hc.unsqueeze(-1) * pc.unsqueeze(-2)).view(-1, d * k)  # (N, d k): h_a p_j
+            dw = (outer.t() @ g).view(d, k, d).to(weight.dtype)  # (d k, N) @ (N, d)
+        return dh, dp, dw
+
+
+def mix(h: Tensor, p: Tensor, weight: Tensor) -> Tensor:
+    """:class:`MixFunction` on ``h (..., d)`` and ``p (..., k)``: ``(..., d)``."""
+    d, k = weight.shape[0], weight.shape[1]
+    out = MixFunction.apply(h.reshape(-1, d), p.reshape(-1, k), weight)
+    return out.view(h.shape)
+
+
 class CLMModule(nn.Module):
     """``z = LN(h + h~)`` (Eq. 3) with ``h~`` from a shared bank (s/mCLM, Eq. 2) or a keyed map (LS)."""
 
     def __init__(self, bank: nn.Module, proportions: Proportions | None, *, dim: int, key: Key,
                  num_languages: int, pivot: int, top_w: int | None, renormalise: bool = True,
-                 recompute: bool = True) -> None:
+                 mix: Mix = "function") -> None:
         super().__init__()
         self.bank, self.proportions, self.norm = bank, proportions, nn.LayerNorm(dim)
         self.key, self.num_languages, self.pivot = key, num_languages, pivot
-        self.top_w, self.renormalise, self.recompute = top_w, renormalise, recompute
+        self.top_w, self.renormalise, self.mix = top_w, renormalise, mix
 
     def _ids(self, langs: LangContext) -> int | Tensor:
         return key_ids(self.key, langs, self.num_languages, self.pivot)
@@ -115,10 +164,12 @@ class CLMModule(nn.Module):
         p = self.proportions(h, ids)  # (B, T, k)
         if self.top_w is not None and not self.training:
             p = top_w(p, self.top_w, self.renormalise)
-        if self.recompute and self.training and torch.is_grad_enabled():
-            mixed = checkpoint(self._mix, h, p, use_reentrant=False)
-        else:
+        if not (self.training and torch.is_grad_enabled()) or self.mix == "autograd":
             mixed = self._mix(h, p)
+        elif self.mix == "function":
+            mixed = mix(h, p, self.bank.weight)
+        else:
+            mixed = checkpoint(self._mix, h, p, use_reentrant=False)
         return self.norm(h + mixed)
 
     def _mix(self, h: Tensor, p: Tensor) -> Tensor:
@@ -221,7 +272,7 @@ def build(cfg: CLMConfig, defaults: Factories) -> Factories:
         layer_p = props()
         return {n: CLMModule(banks[spec.side], layer_p if cfg.proportion_per == "layer" else props(),
                              dim=spec.embed_dim, key=cfg.key, num_languages=spec.num_languages, pivot=cfg.pivot,
-                             top_w=cfg.top_w, renormalise=cfg.top_w_renormalise, recompute=cfg.recompute)
+                             top_w=cfg.top_w, renormalise=cfg.top_w_renormalise, mix=cfg.mix)
                 for n in names}
 
     def encoder_layer(spec: LayerSpec, f: Factories) -> nn.Module:

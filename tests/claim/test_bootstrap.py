@@ -1,6 +1,7 @@
-"""The claim's seed-aware bootstrap (lsnmt.claim.bootstrap, lsnmt.claim.stats) against cases with known answers:
-copies of a seed carry no new information, a seed's luck is not averaged away, the outputs of one sentence in every
-direction count as one draw, and the sentence-level interval matches the textbook standard error."""
+"""The claim's resampling and intervals (lsnmt.claim.bootstrap, lsnmt.claim.interval through lsnmt.claim.stats)
+against cases with known answers: copies of a seed carry no new information, a seed's luck is not averaged away,
+the outputs of one sentence in every direction count as one draw, and the sentence-level interval matches the
+textbook standard error. Coverage on simulated seeds and sentences: tests/claim/test_interval.py."""
 
 from __future__ import annotations
 
@@ -37,26 +38,25 @@ def test_weights_resample_seeds_and_whole_sentences() -> None:
 
 
 def test_a_copied_seed_does_not_narrow_the_interval() -> None:
-    """Two seeds with the same outputs are one seed's evidence: the same interval (the item bootstrap of the pooled
-    corpus halved its width's variance)."""
+    """Two seeds with the same outputs are one seed's evidence: the same scores and no narrower an interval (one
+    seed's covers sentence noise alone; two seeds' is Student's t on one degree of freedom: wider)."""
     correct = np.random.default_rng(0).random(60) < 0.6
     refs = _refs(2, 60)
     one = stats.system_summary(_runs({1: correct}, 2), refs, [1], 400, 3)
     two = stats.system_summary(_runs({1: correct, 2: correct}, 2), refs, [1, 2], 400, 3)
-    assert two["exact"] == one["exact"]
-    assert two["exact_ci"] == pytest.approx(one["exact_ci"]) and two["bleu_ci"] == pytest.approx(one["bleu_ci"])
+    assert two["exact"] == one["exact"] and two["exact_interval"]["se"] == pytest.approx(one["exact_interval"]["se"])
+    assert two["exact_ci"][0] < one["exact_ci"][0] and two["exact_ci"][1] > one["exact_ci"][1]
+    assert (one["exact_interval"]["df"], two["exact_interval"]["df"]) == (59, 1)
 
 
 def test_the_spread_of_seeds_is_in_the_interval() -> None:
-    """Seed 1 gets everything right, seed 2 nothing: a resample holds seed 1 twice, once or never (1/4, 1/2,
-    1/4), so its exact match is 100, 50 or 0 and the 95 % interval is [0, 100]. Sentences alone would give a
-    narrow interval around 50."""
+    """Seed 1 gets everything right, seed 2 nothing: no sentence varies, the seeds' spread is all there is, and two
+    seeds cannot say where a third would fall (t on one degree of freedom: 12.7 standard errors of 50)."""
     refs = _refs(3, 40)
     runs = _runs({1: np.ones(40, bool), 2: np.zeros(40, bool)}, 3)
     s = stats.system_summary(runs, refs, [1, 2], 1000, 5)
-    assert s["exact"] == 50.0 and s["exact_ci"] == [0.0, 100.0]
-    fixed = stats.system_summary(runs, refs, [1, 2], 1000, 5, over_seeds=False)
-    assert fixed["exact_ci"] == [50.0, 50.0]  # every resample holds both seeds once: no sentence varies
+    assert s["exact"] == 50.0 and s["exact_interval"]["se_sentences"] == 0
+    assert s["exact_ci"] == pytest.approx([50 - 12.7062 * 50, 50 + 12.7062 * 50], rel=1e-4)
 
 
 @pytest.mark.parametrize("directions", [1, 6])
@@ -72,7 +72,7 @@ def test_the_sentence_interval_matches_the_standard_error_of_its_sentences(direc
     w = bootstrap.weights(d, samples, seed=11, over_seeds=False)
     em = bootstrap.exact(stats.exact(stats.pool(runs, [1], list(refs)), stats.pool({1: refs}, [1], list(refs))), w)
     assert em.std() == pytest.approx(100 * np.sqrt(q * (1 - q) / n), rel=0.06)
-    lo, hi = stats.system_summary(runs, refs, [1], samples, 11, over_seeds=False)["exact_ci"]
+    lo, hi = stats.system_summary(runs, refs, [1], samples, 11)["exact_ci"]
     assert hi - lo == pytest.approx(2 * 1.96 * 100 * np.sqrt(q * (1 - q) / n), rel=0.12)
 
 
@@ -81,12 +81,12 @@ def test_equal_systems_differ_by_nothing_and_show_nothing() -> None:
     runs = _runs({1: np.arange(30) % 2 == 0, 2: np.arange(30) % 3 == 0}, 2)
     c = stats.compare(runs, runs, refs, [1, 2], samples=200, seed=1, alpha=0.05, names=("m", "naive"))
     assert c["bleu"]["delta"] == 0 and c["bleu"]["ci"] == [0.0, 0.0] and c["bleu"]["p"] == 1.0
-    assert not stats.better(c)[0] and c["resampling"] == "seeds and sentences"
+    assert not stats.better(c)[0] and c["interval"] == stats.INTERVAL
 
 
 def test_one_lucky_seed_does_not_show_a_difference() -> None:
     """The system beats the baseline by 50 points on seed 1 and loses 24 on seed 2: the pooled difference is
-    positive and the item bootstrap would call it significant; the seed-aware interval reaches below 0."""
+    positive and the item bootstrap would call it significant; the interval over seeds reaches below 0."""
     refs = _refs(4, 50)
     good, bad = np.ones(50, bool), np.arange(50) % 2 == 0
     system = _runs({1: good, 2: bad & (np.arange(50) % 4 == 0)}, 4)

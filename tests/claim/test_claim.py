@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from lsnmt import methods
@@ -77,7 +78,7 @@ def test_claims_comparisons_and_files(measured: tuple[dict[str, Any], Path]) -> 
                      ("lsl", "wide")]  # the wide model is within 20% of LSL's total, not of LMS's
     for c in summary["comparisons"]:
         assert set(c["per_seed"]) == {"1", "2"} and len(c["bleu"]["ci"]) == 2
-        assert c["resampling"] == "seeds and sentences"
+        assert c["interval"] == stats.INTERVAL and c["bleu"]["df"] == 1  # two seeds
     verdicts = {v["claim"]: v for v in summary["claims"]}
     assert len(verdicts) == 5 and all(v["source"] for v in verdicts.values())
     assert verdicts["LSL > a naive of LSL's total size"]["baseline"] == "wide"
@@ -151,19 +152,20 @@ def test_without_a_claim_section_the_stage_says_so(tmp_path: Path) -> None:
 
 
 def test_a_comparison_tests_both_systems_on_the_same_resamples() -> None:
-    """Without resampling the seeds, the differences are sacreBLEU's paired bootstrap over sentence clusters: on
-    one seed and one direction, exactly lsnmt.eval.significance's test (the same draws, the same p)."""
+    """With one seed the interval is sentence noise alone, from sacreBLEU's paired bootstrap over sentence clusters:
+    on one direction, the spread of lsnmt.eval.significance's resampled differences (the same draws for both)."""
     refs = {"en-de": ["1 2 3 4 5", "4 5 6 7", "6 7 8 9 10", "9 10 11 12"] * 5}  # BLEU needs 4-grams
     good = {1: {"en-de": list(refs["en-de"])}}
     bad = {1: {"en-de": [x.rsplit(" ", 1)[0] if i % 2 else x for i, x in enumerate(refs["en-de"])]}}
-    c = stats.compare(good, bad, refs, [1], samples=200, seed=7, alpha=0.05, names=("m", "naive"), over_seeds=False)
+    c = stats.compare(good, bad, refs, [1], samples=200, seed=7, alpha=0.05, names=("m", "naive"))
     m = stats.metric()
-    w = stats.resample_weights(refs, [1], 200, 7, over_seeds=False)
+    w = stats.resample_weights(refs, [1], 200, 7)
     a = significance.resample_scores(m, significance.sentence_stats(m, good[1]["en-de"], refs["en-de"]), w)
     b = significance.resample_scores(m, significance.sentence_stats(m, bad[1]["en-de"], refs["en-de"]), w)
-    assert c["bleu"]["p"] == significance.p_value(a, b, c["bleu"]["delta"]) and c["bleu"]["significant"]
-    assert c["bleu"]["ci"] == stats.interval(a - b) and c["bleu"]["ci"][0] > 0
-    assert c["exact"]["delta"] == pytest.approx(50.0) and c["exact"]["significant"] and c["resampling"] == "sentences"
+    t = c["bleu"]
+    assert t["se_sentences"] == pytest.approx(np.std(a - b, ddof=1)) and t["se_seeds"] == 0 and t["df"] == 19
+    assert t["significant"] and t["ci"][0] > 0 and t["p"] < 0.05
+    assert c["exact"]["delta"] == pytest.approx(50.0) and c["exact"]["significant"]
     ok, text = stats.better(c)
     assert ok and "better on 1 of 1 seeds" in text
     worse = stats.compare(bad, good, refs, [1], samples=200, seed=7, alpha=0.05, names=("m", "naive"))

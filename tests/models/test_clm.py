@@ -7,7 +7,7 @@ import torch
 
 from models.build import build_transformer
 from models.lang import LangContext
-from models.ls.clm import CLMConfig, CLMModule, FeatureBank, top_w
+from models.ls.clm import CLMConfig, CLMModule, FeatureBank, MixFunction, top_w
 from models.ls.keys import key_for, key_ids, table_size
 from tests.models.helpers import assert_mixed_equals_single, tiny_config
 
@@ -181,25 +181,78 @@ def test_keys_agree_between_int_and_tensor_paths() -> None:
     assert len({key_for("direction", s, t, 4) for s in range(4) for t in range(4) if s != t}) == 12
 
 
-def test_recomputed_mix_gives_the_same_loss_and_gradients_without_keeping_the_products() -> None:
-    """``recompute`` (default) is memory, not maths: training gives bit-identical gradients to keeping every
-    module's ``(tokens, k, d)`` products, and the autograd graph holds none of them."""
+def _train_step(model: torch.nn.Module) -> tuple[torch.Tensor, list[torch.Tensor], list[tuple[int, ...]]]:
+    """Loss, parameter gradients and the shapes of the tensors autograd saved, for one fixed batch."""
+    torch.manual_seed(1)
     src, prev = torch.randint(3, 13, (2, 6)), torch.randint(3, 13, (2, 5))
-    langs = LangContext.single(0, 1, 2)
-    grads, saved = [], []
-    for recompute in (True, False):
-        model = _model(recompute=recompute).train()
-        torch.manual_seed(1)  # the same dropout masks
-        shapes: list[tuple[int, ...]] = []
+    shapes: list[tuple[int, ...]] = []
 
-        def pack(t: torch.Tensor, shapes: list[tuple[int, ...]] = shapes) -> torch.Tensor:
-            shapes.append(tuple(t.shape))
-            return t
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        shapes.append(tuple(t.shape))
+        return t
 
-        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            loss = model(src, prev, langs).logsumexp(-1).sum()
-        loss.backward()
-        grads.append([p.grad.clone() for p in model.parameters() if p.grad is not None])
-        saved.append(sum(s in ((10, 5, 16), (2, 5, 5, 16)) for s in shapes))  # the products (B T, k, d)
-    assert len(grads[0]) == len(grads[1]) and all(torch.equal(a, b) for a, b in zip(*grads, strict=True))
-    assert saved[0] == 0 and saved[1] > 0
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = model(src, prev, LangContext.single(0, 1, 2)).logsumexp(-1).sum()
+    loss.backward()
+    return loss.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None], shapes
+
+
+PRODUCTS = ((10, 5, 16), (2, 5, 5, 16), (12, 5, 16), (2, 6, 5, 16), (10, 80), (12, 80))
+"""Shapes of the ``(tokens, k, d)`` products of the test batch (10 decoder, 12 encoder tokens, k = 5, d = 16)."""
+
+
+@pytest.mark.parametrize("mix", ["checkpoint", "autograd"])
+def test_mix_function_gives_the_loss_and_gradients_of_autograd_without_keeping_the_products(mix: str) -> None:
+    """``mix: function`` (default; three bank products) against the former default ``checkpoint`` (four) and plain
+    ``autograd``: the same loss and gradients (float64, to rounding), and only it and ``checkpoint`` keep none of
+    the ``(tokens, k, d)`` products."""
+    assert CLMConfig().mix == "function"
+    runs = {}
+    for m in ("function", mix):
+        model = _model(mix=m).double().train()
+        runs[m] = _train_step(model)
+    (loss_f, grads_f, saved_f), (loss_o, grads_o, saved_o) = runs["function"], runs[mix]
+    torch.testing.assert_close(loss_f, loss_o, rtol=1e-13, atol=0)
+    assert len(grads_f) == len(grads_o) == sum(1 for _ in _model().parameters())
+    for a, b in zip(grads_f, grads_o, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+    assert not any(s in PRODUCTS for s in saved_f)
+    assert any(s in PRODUCTS for s in saved_o) == (mix == "autograd")
+
+
+def test_checkpoint_is_bit_identical_to_autograd() -> None:
+    """``checkpoint`` (recomputing the forward's products in the backward) is memory, not maths."""
+    a, b = (_train_step(_model(mix=m).train()) for m in ("checkpoint", "autograd"))
+    assert torch.equal(a[0], b[0]) and all(torch.equal(x, y) for x, y in zip(a[1], b[1], strict=True))
+
+
+def test_mix_function_passes_gradcheck_in_float64() -> None:
+    """Eq. 2's mix ``y_n = sum_j p_nj h_n W_j``: the hand-written backward (``Z = g W'^T``; ``dh``, ``dp`` from
+    ``Z``; ``dW = (h ⊗ p)^T g``) against finite differences, every input."""
+    torch.manual_seed(0)
+    h = torch.randn(5, 4, dtype=torch.float64, requires_grad=True)
+    p = torch.softmax(torch.randn(5, 3, dtype=torch.float64), -1).requires_grad_()
+    w = torch.randn(4, 3, 4, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(MixFunction.apply, (h, p, w))
+    ref = (p.unsqueeze(-2) @ (h @ w.view(4, 12)).view(5, 3, 4)).squeeze(-2)
+    assert torch.equal(MixFunction.apply(h, p, w), ref)  # the forward is today's (FeatureBank then the mix)
+
+
+def test_mix_function_under_autocast_differentiates_at_its_dtype() -> None:
+    """A bf16 autocast forward (CPU here; CUDA's is what ``custom_fwd/custom_bwd`` restore) gives every input a
+    gradient in the input's dtype, close to float32's."""
+    torch.manual_seed(0)
+    h = torch.randn(9, 8, requires_grad=True)
+    p = torch.softmax(torch.randn(9, 3), -1).requires_grad_()
+    w = torch.randn(8, 3, 8, requires_grad=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = MixFunction.apply(h, p, w)
+    assert y.dtype == torch.bfloat16
+    y.float().sum().backward()
+    low = [t.grad.clone() for t in (h, p, w)]
+    for t in (h, p, w):
+        t.grad = None
+    MixFunction.apply(h, p, w).sum().backward()
+    for a, b in zip(low, (h.grad, p.grad, w.grad), strict=True):
+        assert a.dtype == torch.float32
+        torch.testing.assert_close(a, b, rtol=0.05, atol=0.1)

@@ -99,8 +99,10 @@ def test_the_claim_table_and_figure_render_from_summary_json(tmp_path: Path, res
     assert all((out / link).is_file() for link in item.links)
     md = (out / "tables/ours/claim-default.md").read_text(encoding="utf-8")
     for text in ("Ours only (no paper counterpart)", "3 languages (en, de, fr; word order reverse: de; scramble: fr)",
-                 "500 updates of 1,000 tokens (lr 0.02, 100 warm-up updates), seeds 1, 2", "1,000 resamples of seeds "
-                 "and sentences", "| LMS > naive at equal shared capacity | LMS-FD Sec. 2, Table 2 | lms vs naive | "
+                 "500 updates of 1,000 tokens (lr 0.02, 100 warm-up updates), seeds 1, 2", "over 1,000 sentence "
+                 "resamples", "t on 1 degrees of freedom (seeds - 1)",
+                 "Claims marked 'Ours' are extensions no paper makes",
+                 "| LMS > naive at equal shared capacity | LMS-FD Sec. 2, Table 2 | lms vs naive | "
                  "lms shared 50,000 vs naive 50,000 | +10.00 [+8.50, +11.50] | 0.001 |",
                  "| 2/2 | established (lms - naive = +10.00 BLEU) |",
                  "| 1/2 | not established (lsl - naive = +1.00 BLEU, p = 0.3) |",
