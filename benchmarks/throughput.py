@@ -121,10 +121,15 @@ def representative(cfg: dict) -> bool:
     return cfg.get("kind") != "lsl" or bool(cfg.get("src") or cfg.get("tgt"))
 
 
-def shrink(exp: Experiment, max_tokens: int, precision: str, tiny: bool) -> Experiment:
-    """The experiment's training settings for a benchmark (no validation or saves); ``tiny``: 32 dimensions."""
+def shrink(exp: Experiment, max_tokens: int, precision: str, tiny: bool, compile: str = "none") -> Experiment:
+    """The experiment's training settings for a benchmark (no validation or saves); ``tiny``: 32 dimensions;
+    ``compile``: ``train.compile`` (default ``none``: every method's eager update, so that the methods' ratios to
+    naive mean the same everywhere; ``as-set``: the experiment's own, each method then compiling inside the
+    deadline; ``benchmarks/host_cost.py --compile`` compares the modes)."""
     train = dataclasses.replace(exp.train, max_tokens=max_tokens, update_freq=1, max_steps=10**6, precision=precision,
                                 log_every=10**6, validate_every=10**6, save_every=10**6, gpus_per_node=1, nodes=1)
+    if compile != "as-set":
+        train = dataclasses.replace(train, compile=compile)  # type: ignore[arg-type]
     model = exp.model
     if tiny:
         model = dataclasses.replace(model, embed_dim=32, ffn_dim=64, heads=2)
@@ -286,7 +291,7 @@ def mfu_tokens(args: argparse.Namespace) -> int:
 def one(item: tuple[str, str, int], args: argparse.Namespace, params: Params, bin_dir: Path, budget: float) -> Row:
     """Time one item of :func:`timings` within ``budget`` seconds; a failure or a passed deadline is its row."""
     exp_name, method, max_tokens = item
-    exp = shrink(params.get(exp_name), max_tokens, args.precision, args.tiny)
+    exp = shrink(params.get(exp_name), max_tokens, args.precision, args.tiny, args.compile)
     kind = "naive's dims" if method == MARIAN else ""
     if budget <= 0:
         return Row(exp_name, method, kind, max_tokens, error=f"not timed: the {args.deadline:.0f} s deadline passed")
@@ -308,7 +313,8 @@ def run(args: argparse.Namespace, say: Callable[[str], None] = print) -> list[Ro
     deadline = Deadline(args.deadline, len(items))
     rows: list[Row] = []
     for exp_name in dict.fromkeys(e for e, _, _ in items):
-        exp = shrink(params.get(exp_name), max(t for e, _, t in items if e == exp_name), args.precision, args.tiny)
+        exp = shrink(params.get(exp_name), max(t for e, _, t in items if e == exp_name), args.precision, args.tiny,
+                     args.compile)
         vocab = 128 if args.tiny else exp.spm.vocab_size
         with tempfile.TemporaryDirectory() as tmp:
             bin_dir = write_corpus(Path(tmp), exp, vocab, exp.train.max_tokens // (2 * MEAN_LENGTH) * 64)
@@ -342,6 +348,8 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--mfu-tokens", type=int, default=0, help="also time --experiment's naive at this many tokens")
     ap.add_argument("--deadline", type=float, default=120.0, help="seconds for every timing together")
     ap.add_argument("--tiny", action="store_true", help="32-dimensional models, 256 tokens (the CPU test)")
+    ap.add_argument("--compile", default="none", choices=("none", "as-set", "default", "reduce-overhead", "cudagraphs"),
+                    help="train.compile of every method (default: none, eager updates)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--json", type=Path, help="also write the rows to this JSON file")
     return ap.parse_args(argv)

@@ -143,7 +143,8 @@ def cpu_plan() -> Plan:
     }
     tiny = "--device cpu --tiny --updates 1 --threads 1"
     bench = {
-        "host cost": tuple("--device cpu --tiny --max-tokens 512 --updates 2 --repeats 1 --warmup-seconds 1".split()),
+        "host cost": tuple("--device cpu --tiny --max-tokens 512 --updates 2 --repeats 1 --warmup-seconds 1 "
+                           "--compile none".split()),
         "throughput default_gpu": tuple(f"{tiny} --experiment {SOURCE} --methods naive lsl_src_tgt".split()),
         "throughput opus100": tuple(f"{tiny} --experiment opus100 --methods naive --marian --mfu-tokens 16384".split()),
     }
