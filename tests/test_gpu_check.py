@@ -67,7 +67,9 @@ def test_a_gpu_check_fits_its_8_minutes_whatever_each_step_takes() -> None:
     reserve = check.train_reserve(plan)
     assert ledger.budget(plan.caps["throughput opus100"], reserve) == pytest.approx(plan.total - 200 - reserve, abs=1)
     assert plan.total - 200 - reserve < plan.caps["throughput opus100"]  # so it was squeezed
-    assert ledger.budget(plan.caps["host cost"], reserve) == plan.caps["host cost"]  # room enough: its cap
+    roomy = steps.Ledger(plan.total)
+    roomy.start -= 100  # 100 s spent: room enough for the host cost's cap
+    assert roomy.budget(plan.caps["host cost"], reserve) == plan.caps["host cost"]
     assert plan.total + 15 == 8 * 60
 
 
@@ -208,6 +210,7 @@ def ran_every_step(text: str, out: Path) -> None:
     for name in ("throughput_default_gpu", "throughput_opus100"):
         rows = json.loads((out / f"{name}.json").read_text())["rows"]
         assert rows and all(r["warmup"] >= 5 and not r["error"] for r in rows), rows
-    assert json.loads((out / "host_cost.json").read_text())["models"]["default_gpu"]["ops"] > 1000
+    models = json.loads((out / "host_cost.json").read_text())["models"]
+    assert [m for m in models if m.startswith("default_gpu")] and all(m["ops"] > 200 for m in models.values())
     assert (out / "gpu_check.md").read_text().rstrip().endswith(final.rstrip())
     assert "===== train_together_lms_fd.log =====" in (out / "gpu_check.log").read_text()
