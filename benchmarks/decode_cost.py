@@ -3,11 +3,12 @@
 
     .venv/bin/python benchmarks/decode_cost.py --method naive [--experiment default] [--pair de-en]
         [--sentences 100] [--runs 5] [--threads 1] [--model results/default/train/naive/model.pt]
+    .venv/bin/python benchmarks/decode_cost.py --method naive --sentences 2 --runs 2   # tiny (the test)
 
 LSL reports target tokens per second on the Flores-101 DE-EN test set, one
 sentence at a time, on a single CPU thread, as the mean and standard deviation
 of 5 runs. This script translates the first ``--sentences`` encoded test
-sources of ``--pair`` (``data/{exp}/bin/test``) with the experiment's beam
+sources of ``--pair`` (``data/{exp}/bin/test``: ``lsnmt.paths.BIN``) with the experiment's beam
 settings (``decode`` in params.yaml) and reports the same, with the
 training / inference parameter counts (lsnmt.report.accounting). Numbers depend on
 the machine: compare methods in one run on one machine.
@@ -26,8 +27,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from lsnmt import paths as P
 from lsnmt.config import Params
-from lsnmt.data import layout
 from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.decode.translate import load_model
 from lsnmt.eval.cost import decoding_speed, parameter_counts
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--params", default="params.yaml")
     parser.add_argument("--experiment", default=None)
     parser.add_argument("--method", required=True)
-    parser.add_argument("--model", default=None, help="default: results/{exp}/train/{method}/model.pt")
+    parser.add_argument("--model", default=None, help="default: the train stage's (lsnmt.paths.MODEL)")
     parser.add_argument("--pair", default=None, help="direction src-tgt (default: de-en if evaluated, else the first)")
     parser.add_argument("--sentences", type=int, default=100)
     parser.add_argument("--runs", type=int, default=5)
@@ -47,9 +48,9 @@ def main(argv: list[str] | None = None) -> None:
     exp = Params.load(args.params).get(args.experiment)
     pairs = [f"{s}-{t}" for s, t in exp.data.eval_pairs]
     pair = args.pair or ("de-en" if "de-en" in pairs else pairs[0])
-    bin_dir = layout.bin_dir(exp.name)
+    bin_dir = P.at(P.BIN, exp.name)
     vocab = Vocab.load(bin_dir)
-    model_path = Path(args.model or Path("results") / exp.name / "train" / args.method / "model.pt")
+    model_path = Path(args.model or P.at(P.MODEL, exp.name, method=args.method))
     model = load_model(exp, args.method, model_path, vocab)
     src, tgt = pair.split("-")
     (direction,) = load_split(bin_dir, "test", ((src, tgt),), vocab)

@@ -4,7 +4,8 @@
 
     .venv/bin/python benchmarks/ls_speed.py [--arch transformer_small] [--tokens 1024] [--batching mixed]
         [--steps 3] [--rounds 5] [--only lsl --only switch] [--clock wall] [--threads 2] [--device cpu]
-        [--precision bf16] [--profile sclm-k194] [--flops]
+        [--precision bf16] [--profile sclm-k194] [--flops] [--tiny]
+    .venv/bin/python benchmarks/ls_speed.py --tiny --tokens 64 --steps 1 --rounds 1 --decode-steps 2   # the test
 
 The issue's setting, on a GPU: ``--arch transformer_big --tokens 4096 --precision bf16``.
 
@@ -31,6 +32,8 @@ that every model decodes the same tokens; target tokens per second, median over 
 CLM at its paper's k costs by its maths (Eq. 2: ``k`` maps of ``d x d`` per token in each of 30 modules, three
 bank products per update: ``models.ls.clm.MixFunction``) about 43x (sCLM) and 30x (mCLM) naive's FLOPs
 (docs/ls_speed.md: 57x and 40x with the former checkpointed mix's fourth product): add them with ``--only``.
+``--tiny`` shrinks every model to 32 dimensions (its layers kept, so that layer-indexed methods build as they do at
+full size): the test.
 """
 
 from __future__ import annotations
@@ -45,7 +48,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import nn
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -55,10 +57,12 @@ from lsnmt.data.corpus import Sample
 from lsnmt.decode.beam import beam_search
 from lsnmt.methods import resolve, routes, with_route
 from lsnmt.train.loss import default_criterion
+from lsnmt.typed import build as build_config
 from models.build import build_transformer
 from models.lang import LangContext
 from models.ls import criterion
 from models.ls.lsl import LSLConfig
+from models.transformer import Transformer
 
 VOCAB, PAD, EOS, LANGS = 8000, 1, 2, 9
 SOURCES = {"lms": ("opus100", "lms"), "lms_fd": ("opus100", "lms_fd"), "fd": ("iwslt14", "fd"),
@@ -68,6 +72,8 @@ TARGETS = {"lms": 1.08, "lsl": 1.15, "switch": 1.6, "clsr": 1.3, "fd": 2.0, "lms
 """The issue's targets (update time / naive's, one H100/H200, transformer_big bf16, 4,096 tokens)."""
 DEFAULT = ("lms", "lms_fd", "fd", "switch", "clsr", "lsl")
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+TINY = {"embed_dim": 32, "ffn_dim": 64, "heads": 2}
+"""``--tiny``'s dimensions (the preset's layers)."""
 
 
 def methods() -> dict[str, tuple[str | None, Any]]:
@@ -101,10 +107,13 @@ def batch(tokens: int, device: torch.device, mixed: bool, length: int = 32) -> S
     return Sample(src.to(device), prev.to(device), tgt.to(device), langs, int(tgt.ne(PAD).sum()))
 
 
-def build(kind: str | None, cfg: Any, arch: str, device: torch.device) -> tuple[nn.Module, Callable]:
+def build(kind: str | None, cfg: Any, arch: str, device: torch.device, tiny: bool = False
+          ) -> tuple[Transformer, Callable]:
+    """The method's model on ``arch`` (``tiny``: at :data:`TINY`'s dimensions) and its training criterion."""
     torch.manual_seed(1)
-    model = build_transformer(ModelConfig(arch=arch), vocab_size=VOCAB, num_languages=LANGS,
-                              method=kind, method_cfg=cfg).to(device)
+    model_cfg = build_config(ModelConfig, {"arch": arch, **(TINY if tiny else {})}, "model")
+    model = build_transformer(model_cfg, vocab_size=VOCAB, num_languages=LANGS, method=kind,
+                              method_cfg=cfg).to(device)
     crit = criterion(kind) or default_criterion
     return model, crit
 
@@ -125,7 +134,7 @@ def autocast(device: torch.device) -> Any:
     return torch.autocast(device.type, dtype=DTYPE)
 
 
-def update(model: nn.Module, crit: Callable, opt: torch.optim.Optimizer, b: Sample) -> None:
+def update(model: Transformer, crit: Callable, opt: torch.optim.Optimizer, b: Sample) -> None:
     opt.zero_grad(set_to_none=True)
     with autocast(b.src_tokens.device):
         loss, _, ntok = crit(model, b, 0.1, PAD)
@@ -134,7 +143,7 @@ def update(model: nn.Module, crit: Callable, opt: torch.optim.Optimizer, b: Samp
     opt.step()
 
 
-def train_time(model: nn.Module, crit: Callable, opt: torch.optim.Optimizer, b: Sample, steps: int,
+def train_time(model: Transformer, crit: Callable, opt: torch.optim.Optimizer, b: Sample, steps: int,
                device: torch.device, clock: Callable[[], float] = time.perf_counter) -> float:
     model.train()
     sync(device)
@@ -145,7 +154,7 @@ def train_time(model: nn.Module, crit: Callable, opt: torch.optim.Optimizer, b: 
     return (clock() - t) / steps
 
 
-def decode_tps(model: nn.Module, b: Sample, sentences: int, steps: int, device: torch.device,
+def decode_tps(model: Transformer, b: Sample, sentences: int, steps: int, device: torch.device,
                clock: Callable[[], float] = time.perf_counter) -> float:
     """Beam-5 target tokens per second over the first ``sentences`` rows of ``b`` (exactly ``steps`` each)."""
     model.eval()
@@ -162,7 +171,7 @@ def ratios(times: dict[str, list[float]]) -> dict[str, list[float]]:
     return {name: [t / base for t, base in zip(ts, times["naive"], strict=True)] for name, ts in times.items()}
 
 
-def flops(model: nn.Module, crit: Callable, b: Sample) -> float:
+def flops(model: Transformer, crit: Callable, b: Sample) -> float:
     """Floating-point operations of one update (forward, recomputed forwards, backward; not the optimizer's
     elementwise step), counted by ``torch.utils.flop_counter`` on the meta device: nothing is computed."""
     from torch.utils.flop_counter import FlopCounterMode
@@ -174,7 +183,7 @@ def flops(model: nn.Module, crit: Callable, b: Sample) -> float:
     return float(counter.get_total_flops())
 
 
-def profile(model: nn.Module, crit: Callable, b: Sample, rows: int = 15) -> None:
+def profile(model: Transformer, crit: Callable, b: Sample, rows: int = 15) -> None:
     """Where one update's time goes: the ops with the largest self time."""
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
@@ -189,7 +198,7 @@ def profile(model: nn.Module, crit: Callable, b: Sample, rows: int = 15) -> None
     print(prof.key_averages().table(sort_by=key, row_limit=rows))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     known = methods()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--arch", default="transformer_small")
@@ -206,26 +215,28 @@ def main() -> None:
     ap.add_argument("--flops", action="store_true", help="print each method's FLOPs per update / naive's and exit")
     ap.add_argument("--threads", type=int, default=torch.get_num_threads(), help="CPU threads of torch")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    args = ap.parse_args()
+    ap.add_argument("--tiny", action="store_true", help="32-dimensional models, layers kept (the test)")
+    args = ap.parse_args(argv)
+    arch = args.arch + (" (tiny)" if args.tiny else "")
     torch.set_num_threads(args.threads)
     device, clock = torch.device(args.device), CLOCKS[args.clock]
     global DTYPE
     DTYPE = PRECISION[args.precision]
     b = batch(args.tokens, device, args.batching == "mixed")
     if args.profile:
-        profile(*build(*known[args.profile], args.arch, device), b)
+        profile(*build(*known[args.profile], args.arch, device, args.tiny), b)
         return
     chosen = args.only or [n for n in known if n in DEFAULT]
     names = ["naive", *(n for n in known if n != "naive" and n in chosen)]
     if args.flops:
         meta = torch.device("meta")
-        counts = {n: flops(*build(*known[n], args.arch, meta), batch(args.tokens, meta, args.batching == "mixed"))
-                  for n in names}
-        print(f"{args.arch}, {b.src_tokens.numel()} target tokens per update, {args.batching} batches (meta device)")
+        mb = batch(args.tokens, meta, args.batching == "mixed")
+        counts = {n: flops(*build(*known[n], args.arch, meta, args.tiny), mb) for n in names}
+        print(f"{arch}, {b.src_tokens.numel()} target tokens per update, {args.batching} batches (meta device)")
         for n, f in counts.items():
             print(f"{n:10s} {f / 1e9:10.1f} GFLOP per update {f / counts['naive']:7.2f}x naive")
         return
-    models = {name: build(*known[name], args.arch, device) for name in names}
+    models = {name: build(*known[name], args.arch, device, args.tiny) for name in names}
     opts = {name: torch.optim.AdamW(m.parameters(), lr=1e-4) for name, (m, _) in models.items()}
     times: dict[str, list[float]] = {name: [] for name in names}
     for name, (m, c) in models.items():  # warm-up
@@ -233,30 +244,30 @@ def main() -> None:
     for _ in range(args.rounds):
         for name, (m, c) in models.items():
             times[name].append(train_time(m, c, opts[name], b, args.steps, device, clock))
-    print(f"device {device}, {torch.get_num_threads()} threads, {args.arch}, {b.src_tokens.numel()} target tokens "
+    print(f"device {device}, {torch.get_num_threads()} threads, {arch}, {b.src_tokens.numel()} target tokens "
           f"per update, {args.batching} batches, {args.precision}, {args.rounds} rounds of {args.steps} updates, "
           f"{args.clock} clock")
     print(f"{'method':10s} {'params':>8s} {'s/update':>9s} {'vs naive: median':>17s} {'min':>6s} {'max':>6s} "
           f"{'target (GPU)':>13s}")
     for name, rs in ratios(times).items():
-        n = sum(p.numel() for p in models[name][0].parameters())
+        size = sum(p.numel() for p in models[name][0].parameters())
         target = f"<= {TARGETS[name]:.2f}x" if name in TARGETS else "measured"
-        print(f"{name:10s} {n / 1e6:7.1f}M {statistics.median(times[name]):9.3f} {statistics.median(rs):16.2f}x "
+        print(f"{name:10s} {size / 1e6:7.1f}M {statistics.median(times[name]):9.3f} {statistics.median(rs):16.2f}x "
               f"{min(rs):5.2f}x {max(rs):5.2f}x {target if name != 'naive' else '':>13s}")
     if args.decode_sentences > 0:
         decode(models, known, args, b, device)
 
 
-def decode(models: dict[str, tuple[nn.Module, Callable]], known: dict[str, tuple[str | None, Any]],
+def decode(models: dict[str, tuple[Transformer, Callable]], known: dict[str, tuple[str | None, Any]],
            args: argparse.Namespace, b: Sample, device: torch.device) -> None:
     """Beam-5 tokens/s of every route of every method, median over rounds, and the ratio to naive."""
-    systems: dict[str, nn.Module] = {}
+    systems: dict[str, Transformer] = {}
     for name, (model, _) in models.items():
         kind, cfg = known[name]
         systems[name] = model
         for route in routes(kind, cfg):
             if cfg is not None and route != getattr(cfg, "route", None):
-                other, _ = build(kind, with_route(kind, cfg, route), args.arch, device)
+                other, _ = build(kind, with_route(kind, cfg, route), args.arch, device, args.tiny)
                 other.load_state_dict(model.state_dict())
                 systems[f"{name}/{route}"] = other
     n = min(args.decode_sentences, b.src_tokens.size(0))

@@ -1,7 +1,7 @@
 # ruff: noqa: E402  (imports follow the sys.path set-up)
 """Speed of the naive ``transformer_small`` against Hugging Face MarianMT at equal dimensions (not a test).
 
-    python -m benchmarks.vs_marian [--repeats 7] [--threads 2] [--steps 5] [--device cpu]
+    python -m benchmarks.vs_marian [--repeats 7] [--threads 2] [--steps 5] [--device cpu] [--tiny]
 
 Both models: 512/1024, 4 heads, 6+6 post-norm layers, ReLU, sinusoidal positions, scaled and tied
 embeddings, an 8,000-token vocabulary, dropout 0.1 (training), same random sources. One process measures:
@@ -14,7 +14,8 @@ embeddings, an 8,000-token vocabulary, dropout 0.1 (training), same random sourc
 
 Each repeat times the project and Marian back to back (the order alternates between repeats) and gives one
 ratio ``t_marian / t_project`` (> 1: the project is faster); printed: the median ratio over repeats and its
-range. The machine may be shared: compare ratios, never absolute times.
+range. The machine may be shared: compare ratios, never absolute times. ``--tiny`` (the test): both models at
+``train_speed.TINY``'s 32 dimensions, 2+2 layers and 128 tokens, training batches of 4 sentences.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor, nn
@@ -33,17 +35,22 @@ from torch import Tensor, nn
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.train_speed import EOS, PAD, VOCAB, marian_mt, time_steps
+from benchmarks.train_speed import EOS, PAD, SMALL, TINY, Size, marian_mt, time_steps
 from lsnmt.config import ModelConfig
 from lsnmt.decode import beam_search
+from lsnmt.typed import build
 from models.build import build_transformer
 from models.lang import LangContext
+from models.transformer import Transformer
+
+if TYPE_CHECKING:
+    from transformers import MarianMTModel
 
 
 class MarianSeq2Seq(nn.Module):
     """``forward(src, prev, langs) -> logits (B, T, V)``, as :func:`time_steps` calls the project's model."""
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: MarianMTModel) -> None:
         super().__init__()
         self.model = model
 
@@ -72,28 +79,30 @@ class Batch:
         )
 
 
-def train_batches(n: int, rows: int = 64, length: int = 30, seed: int = 0) -> list[Batch]:
+def train_batches(n: int, size: Size = SMALL, length: int = 30, seed: int = 0) -> list[Batch]:
+    """``n`` batches of ``size.rows`` sentences x ``length`` tokens, EOS-terminated, no padding."""
     g = torch.Generator().manual_seed(seed)
     out = []
+    rows = size.rows
     for _ in range(n):
-        src = torch.randint(4, VOCAB, (rows, length), generator=g)
-        tgt = torch.randint(4, VOCAB, (rows, length), generator=g)
+        src = torch.randint(4, size.vocab, (rows, length), generator=g)
+        tgt = torch.randint(4, size.vocab, (rows, length), generator=g)
         src[:, -1] = tgt[:, -1] = EOS
         prev = torch.cat([torch.full((rows, 1), EOS), tgt[:, :-1]], 1)
         out.append(Batch(src, prev, tgt, LangContext.single(0, 1, rows)))
     return out
 
 
-def sources(n: int = 32, seed: int = 1) -> Tensor:
+def sources(n: int = 32, vocab: int = SMALL.vocab, seed: int = 1) -> Tensor:
     """``(n, 40)`` right-padded sources of 10-40 tokens, EOS-terminated."""
     g = torch.Generator().manual_seed(seed)
-    src = torch.randint(4, VOCAB, (n, 40), generator=g)
+    src = torch.randint(4, vocab, (n, 40), generator=g)
     for i, k in enumerate(torch.randint(10, 41, (n,), generator=g).tolist()):
         src[i, k - 1], src[i, k:] = EOS, PAD
     return src
 
 
-def decoders(project: nn.Module, hf: nn.Module, src: Tensor, beam: int, length: int) -> dict[str, Callable]:
+def decoders(project: Transformer, hf: MarianMTModel, src: Tensor, beam: int, length: int) -> dict[str, Callable]:
     """Zero-argument calls that decode ``src`` with each model; both return ``(B, length)`` token ids."""
     langs = LangContext.single(0, 1, src.size(0), src.device)
 
@@ -141,8 +150,8 @@ def measure(calls: dict[str, Callable], repeats: int, sync: Callable[[], None], 
     return ratios
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--steps", type=int, default=5, help="training steps per repeat")
@@ -150,15 +159,17 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--only", choices=("train", "greedy", "beam5"), action="append")
     ap.add_argument("--clock", choices=tuple(CLOCKS), default="wall")
-    args = ap.parse_args()
+    ap.add_argument("--tiny", action="store_true", help="32-dimensional 2+2-layer models (the test)")
+    args = ap.parse_args(argv)
+    size = TINY if args.tiny else SMALL
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     torch.manual_seed(0)
-    project = build_transformer(
-        ModelConfig(arch="transformer_small"), vocab_size=VOCAB, num_languages=2, padding_idx=PAD
-    ).to(device)
-    hf = marian_mt().to(device)
+    model = build(ModelConfig, size.model(), "model")
+    project = build_transformer(model, vocab_size=size.vocab, num_languages=2, padding_idx=PAD).to(device)
+    with device:  # built there (transformers' typed .to() takes no device)
+        hf = marian_mt(size)
     n_params = {
         "project": sum(p.numel() for p in project.parameters()),
         "marian": sum(p.numel() for p in hf.parameters()),
@@ -166,7 +177,7 @@ def main() -> None:
     rows: dict[str, list[float]] = {}
     wanted = args.only or ["train", "greedy", "beam5"]
     if "train" in wanted:
-        batches = train_batches(args.steps)
+        batches = train_batches(args.steps, size)
         models = {"project": project, "marian": MarianSeq2Seq(hf)}
         opts = {k: torch.optim.AdamW(m.parameters(), lr=1e-4, foreach=True) for k, m in models.items()}
         rows["train"] = measure(
@@ -176,7 +187,7 @@ def main() -> None:
             args.clock,
         )
     project.eval(), hf.eval()
-    src = sources().to(device)
+    src = sources(vocab=size.vocab).to(device)
     with torch.no_grad():
         for name, beam in (("greedy", 1), ("beam5", 5)):
             if name not in wanted:
@@ -187,8 +198,8 @@ def main() -> None:
                 raise RuntimeError(f"{name}: the two decoders generated different lengths: {shapes}")
             rows[name] = measure(calls, args.repeats, sync, args.clock)
     print(
-        f"device {device}, {args.threads} threads, {args.repeats} repeats, {args.clock} clock; params project "
-        f"{n_params['project'] / 1e6:.1f}M, marian {n_params['marian'] / 1e6:.1f}M"
+        f"device {device}, {args.threads} threads, {args.repeats} repeats, {args.clock} clock, {size.embed_dim} "
+        f"dimensions; params project {n_params['project']:,}, marian {n_params['marian']:,}"
     )
     print(f"{'':8s} {'median':>7s} {'min':>6s} {'max':>6s}   (t_marian / t_project; > 1: the project is faster)")
     for name, ratios in rows.items():

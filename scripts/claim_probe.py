@@ -4,6 +4,8 @@ were chosen; docs/claim.md).
 
     python scripts/claim_probe.py --system naive --steps 600 1200 1800 --set lr=0.03 --work work/probe/naive
     python scripts/claim_probe.py --system lms --task scramble=fr,tr --model embed_dim=24 --seed 2 --work ...
+    python scripts/claim_probe.py --system fd --steps 2 3 --task "sentences={train: 60, valid: 4, test: 8}" \
+        --work /tmp/probe   # tiny (the test)
 
 ``--system`` is ``naive``, a key of ``claim.dense`` or of ``claim.methods``; ``--task`` overrides the claim's task
 keys (``languages=en,de,fr``, ``concepts=64``, ``reverse=`` for none), ``--model`` and ``--set`` its model and
@@ -54,8 +56,8 @@ def claim_config(args: argparse.Namespace) -> ClaimConfig:
     return build(ClaimConfig, raw, "claim")
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--params", type=Path, default=Path("params.yaml"))
     p.add_argument("--experiment", default="default")
     p.add_argument("--system", default="naive")
@@ -65,7 +67,7 @@ def main() -> None:
     p.add_argument("--model", nargs="*", default=[], help="claim.model keys, key=value")
     p.add_argument("--set", nargs="*", default=[], help="claim.train keys, key=value")
     p.add_argument("--work", type=Path, required=True)
-    args = p.parse_args()
+    args = p.parse_args(argv)
     torch.set_num_threads(1)
     cfg = claim_config(args)
     method = args.system if args.system in cfg.methods else "naive"

@@ -2,13 +2,16 @@
 CPU time (how the default's scale was chosen; README "The default run").
 
     python scripts/learning_curve.py --experiment default --method naive --steps 250 500 1000 --out curve.tsv
+    python scripts/learning_curve.py --experiment tiny --steps 2 3 --sentences 2 --out curve.tsv   # tiny (the test)
 
 Seconds are CPU seconds of this process (``--threads 1`` by default: about the wall time on an idle core,
 and not inflated by other load).
 Trains with the experiment's settings (``train.max_steps`` replaced by each checkpoint of ``--steps``, resuming in
 between), decodes the first ``--sentences`` sentences of every direction of every test set with the experiment's
 decoding settings, and scores them with sacreBLEU against the prepared references. Model keys can be overridden
-(``--model embed_dim=256 ffn_dim=1024``) to compare sizes. Writes one TSV row per (steps, test set, side).
+(``--model embed_dim=256 ffn_dim=1024``) to compare sizes. Reads the encode stage's data of the experiment
+(``data/{exp}/{prepared,spm,bin}``, :mod:`lsnmt.paths`). Writes one TSV row per (steps, test set, side), the side
+``en-xx`` (from the pivot), ``xx-en`` (into it) or ``xx-yy`` (between two other languages: zero-shot).
 """
 
 from __future__ import annotations
@@ -17,41 +20,55 @@ import argparse
 import dataclasses
 import time
 from pathlib import Path
+from typing import Any
 
 import sacrebleu
 import sentencepiece as spm
 import torch
 import yaml
 
-from lsnmt.config import Params
-from lsnmt.data import layout
+from lsnmt import paths as P
+from lsnmt.config import Experiment, Params
 from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.decode.translate import load_model, translate_direction
 from lsnmt.io import iter_lines
 from lsnmt.train.method import train_method
 
 
-def scores(exp, method: str, model_pt: Path, sentences: int) -> list[tuple[str, str, float, float]]:
-    vocab, bin_dir = Vocab.load(layout.bin_dir(exp.name)), layout.bin_dir(exp.name)
+def side(direction: str, pivot: str) -> str:
+    """``en-xx``, ``xx-en`` or ``xx-yy`` (zero-shot) for ``direction`` (``src-tgt``) and the pivot ``en``."""
+    src, tgt = direction.split("-")
+    return f"{pivot}-xx" if src == pivot else f"xx-{pivot}" if tgt == pivot else "xx-yy"
+
+
+def scores(exp: Experiment, method: str, model_pt: Path, sentences: int) -> list[tuple[str, str, float, float]]:
+    """Mean BLEU and chrF over the directions of each (test set, side) of the first ``sentences`` sentences."""
+    bin_dir = P.at(P.BIN, exp.name)
+    vocab = Vocab.load(bin_dir)
     model = load_model(exp, method, model_pt, vocab)
-    sp = spm.SentencePieceProcessor(model_file=str(layout.spm_dir(exp.name) / "spm.model"))
+    sp = spm.SentencePieceProcessor(model_file=str(P.at(P.SPM, exp.name) / "spm.model"))
     exp = dataclasses.replace(exp, decode=dataclasses.replace(exp.decode, max_sentences=sentences))
     out = []
     for name, pairs in exp.data.test_sets.items():
-        by_side: dict[str, tuple[list[str], list[str]]] = {}
+        by_side: dict[str, tuple[list[float], list[float]]] = {}
         for d in load_split(bin_dir, name, pairs, vocab):
             hyps = [sp.decode(h) for h in translate_direction(model, d, exp, vocab, torch.device("cpu"))]
-            refs = list(iter_lines(layout.prepared_dir(exp.name) / name / f"{d.name}.tgt"))[:len(hyps)]
-            side = "en-xx" if d.name.startswith(exp.data.pivot + "-") else "xx-en"
-            by_side.setdefault(side, ([], []))
-            by_side[side][0].append(sacrebleu.corpus_bleu(hyps, [refs]).score)
-            by_side[side][1].append(sacrebleu.corpus_chrf(hyps, [refs]).score)
-        out += [(name, side, sum(b) / len(b), sum(c) / len(c)) for side, (b, c) in sorted(by_side.items())]
+            refs = list(iter_lines(P.at(P.PREPARED, exp.name) / name / f"{d.name}.tgt"))[: len(hyps)]
+            by_side.setdefault(side(d.name, exp.data.pivot), ([], []))
+            by_side[side(d.name, exp.data.pivot)][0].append(sacrebleu.corpus_bleu(hyps, [refs]).score)
+            by_side[side(d.name, exp.data.pivot)][1].append(sacrebleu.corpus_chrf(hyps, [refs]).score)
+        out += [(name, s, sum(b) / len(b), sum(c) / len(c)) for s, (b, c) in sorted(by_side.items())]
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def overrides(pairs: list[str]) -> dict[str, Any]:
+    """``["key=value", ...]`` as a dict, each value read as YAML."""
+    return {k: yaml.safe_load(v) for k, v in (x.split("=", 1) for x in pairs)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--experiment", default="default")
     ap.add_argument("--method", default="naive")
     ap.add_argument("--steps", type=int, nargs="+", required=True)
@@ -62,19 +79,18 @@ def main() -> None:
     ap.add_argument("--sentences", type=int, default=200)
     ap.add_argument("--work", default="work/curve")
     ap.add_argument("--out", required=True)
-    args = ap.parse_args()
-    exp = Params.load("params.yaml").get(args.experiment)
-    over = lambda kv: {k: yaml.safe_load(v) for k, v in (x.split("=", 1) for x in kv)}  # noqa: E731
-    exp = dataclasses.replace(exp, model=dataclasses.replace(exp.model, **over(args.model)),
-                              train=dataclasses.replace(exp.train, **over(args.train)),
-                              decode=dataclasses.replace(exp.decode, **over(args.decode)))
+    args = ap.parse_args(argv)
+    exp = Params.load(args.params).get(args.experiment)
+    exp = dataclasses.replace(exp, model=dataclasses.replace(exp.model, **overrides(args.model)),
+                              train=dataclasses.replace(exp.train, **overrides(args.train)),
+                              decode=dataclasses.replace(exp.decode, **overrides(args.decode)))
     torch.set_num_threads(args.threads)
     work = Path(args.work)
     rows, clock = ["steps\tcpu_seconds\ttest_set\tside\tbleu\tchrf"], 0.0
     for steps in args.steps:
         run = dataclasses.replace(exp, train=dataclasses.replace(exp.train, max_steps=steps))
         start = time.process_time()
-        train_method(run, args.method, layout.bin_dir(exp.name), work / "out", work / "ckpt")
+        train_method(run, args.method, P.at(P.BIN, exp.name), work / "out", work / "ckpt")
         clock += time.process_time() - start
         for name, side, bleu, chrf in scores(run, args.method, work / "out" / "model.pt", args.sentences):
             rows.append(f"{steps}\t{clock:.0f}\t{name}\t{side}\t{bleu:.2f}\t{chrf:.2f}")

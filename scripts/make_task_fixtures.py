@@ -1,6 +1,6 @@
 """Write the synthetic NER / QA fixtures of ``embedded/tasks`` (see its PROVENANCE.md). Run once; output committed.
 
-    .venv/bin/python scripts/make_task_fixtures.py
+    .venv/bin/python scripts/make_task_fixtures.py [--out embedded/tasks]
 
 The sentences come from the hand-written templates and names below, never from WikiANN or TyDiQA; the
 files have those datasets' exact formats (Rahimi et al.'s WikiANN split files, TyDiQA-GoldP v1.1 JSON).
@@ -9,9 +9,11 @@ Deterministic (a fixed ``random.Random``), so re-running reproduces the committe
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 OUT = Path(__file__).resolve().parent.parent / "embedded" / "tasks"
 
@@ -83,11 +85,11 @@ def ner_sentence(lang: str, rng: random.Random) -> list[tuple[str, str]]:
     return out
 
 
-def write_ner() -> None:
+def write_ner(out: Path) -> None:
     rng = random.Random(0)
     for lang in NER:
         for split, n in NER_SIZES.items():
-            path = OUT / "wikiann" / lang / split
+            path = out / "wikiann" / lang / split
             path.parent.mkdir(parents=True, exist_ok=True)
             lines = []
             for _ in range(n):
@@ -137,7 +139,7 @@ FILLER = {"en": " It is a large city with many bridges.", "fi": " Se on suuri ka
           "ko": " 이 도시는 크고 다리가 많다.", "bn": " এটি অনেক সেতুর একটি বড় শহর।"}
 
 
-def qa_article(lang: str, i: int, rng: random.Random) -> dict:
+def qa_article(lang: str, i: int, rng: random.Random) -> dict[str, Any]:
     city, country, river = FACTS[lang][i]
     text, q_capital, q_river = PASSAGE[lang]
     context = text.format(city=city, country=country, river=river)
@@ -151,17 +153,24 @@ def qa_article(lang: str, i: int, rng: random.Random) -> dict:
     return {"paragraphs": [{"context": context, "qas": qas}], "title": city}
 
 
-def write_qa() -> None:
+def write_qa(out: Path) -> None:
     rng = random.Random(1)
     split = {"train": range(6), "dev": range(6, 8)}
     for name, idx in split.items():
         data = [qa_article(lang, i, rng) for lang in FACTS for i in idx]
-        path = OUT / "tydiqa" / f"tydiqa-goldp-v1.1-{name}.json"
+        path = out / "tydiqa" / f"tydiqa-goldp-v1.1-{name}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"data": data, "version": "TyDiQA-GoldP-1.1-for-SQuAD-1.1"}, ensure_ascii=False)
                         + "\n", encoding="utf-8")
 
 
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("--out", type=Path, default=OUT, help="folder to write (default: the committed embedded/tasks)")
+    out = ap.parse_args(argv).out
+    write_ner(out)
+    write_qa(out)
+
+
 if __name__ == "__main__":
-    write_ner()
-    write_qa()
+    main()
