@@ -40,7 +40,7 @@ def marian_update(exp: Experiment, vocab: int, device: torch.device, pad: int, e
         share_encoder_decoder_embeddings=True,
         tie_word_embeddings=True,
     )
-    model = MarianMTModel(cfg).to(device).train()
+    model = MarianMTModel(cfg).to(device).train()  # type: ignore[arg-type]  # transformers types .to as a model
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     bf16 = device.type == "cuda" and exp.train.precision == "bf16"
 

@@ -1,7 +1,7 @@
 """The GPU check of a new node, on a GPU within 8 minutes, or every step of it at tiny size on a CPU (``--cpu``).
 
-    scripts/gpu_check.sh [--cpu] [--out DIR] [--work DIR] [--minutes 8] [--compile {none,default,reduce-overhead,cudagraphs,as-set}]
-                         [--skip tests,bench,train]
+    scripts/gpu_check.sh [--cpu] [--out DIR] [--work DIR] [--minutes 8] [--skip tests,bench,train]
+                         [--compile {none,default,reduce-overhead,cudagraphs,as-set}]
 
 Needs a CUDA torch and the project's Python dependencies only (no DVC, no Snakemake: stages are called directly,
 ``python -m stages.<name> --params <file>``). The steps (``lsnmt/gpucheck/check.py``): the device test tier beside

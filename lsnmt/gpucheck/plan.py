@@ -100,8 +100,10 @@ def gpu_plan(minutes: float = 8.0) -> Plan:
     }
     bench = {
         # default_gpu eager and as params.yaml compiles it, in one run: the compiled step's gain as a ratio
-        "host cost": tuple("--device cuda --precision bf16 --models default_gpu --compile none as-set --updates 10 "
-                           "--repeats 2 --warmup-seconds 15".split()),
+        "host cost": tuple(
+            "--device cuda --precision bf16 --models default_gpu --compile none as-set --updates 10 "
+            "--repeats 2 --warmup-seconds 15".split()
+        ),
         "throughput default_gpu": tuple(f"--device cuda --experiment {SOURCE} --max-tokens 8192".split()),
         "throughput opus100": tuple("--device cuda --experiment opus100 --marian --mfu-tokens 16384".split()),
     }
@@ -143,8 +145,9 @@ def cpu_plan() -> Plan:
     }
     tiny = "--device cpu --tiny --updates 1 --threads 1"
     bench = {
-        "host cost": tuple("--device cpu --tiny --max-tokens 512 --updates 2 --repeats 1 --warmup-seconds 1 "
-                           "--compile none".split()),
+        "host cost": tuple(
+            "--device cpu --tiny --max-tokens 512 --updates 2 --repeats 1 --warmup-seconds 1 --compile none".split()
+        ),
         "throughput default_gpu": tuple(f"{tiny} --experiment {SOURCE} --methods naive lsl_src_tgt".split()),
         "throughput opus100": tuple(f"{tiny} --experiment opus100 --methods naive --marian --mfu-tokens 16384".split()),
     }

@@ -63,7 +63,7 @@ def compile_net(net: nn.Module, mode: Mode, device: torch.device) -> nn.Module:
     torch._dynamo.config.suppress_errors = True  # a graph that fails to compile runs eagerly, with a warning
     options = compile_options(mode, device)
     log.info("train.compile %s: torch.compile(%s)", mode, ", ".join(f"{k}={v!r}" for k, v in options.items()))
-    return torch.compile(net, **options)  # type: ignore[return-value,call-overload]
+    return torch.compile(net, **options)  # type: ignore[call-overload]
 
 
 def step_begin(mode: Mode, device: torch.device) -> None:

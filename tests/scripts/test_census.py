@@ -13,7 +13,6 @@ from tests.conftest import ROOT
 FOLDERS = ("scripts", "benchmarks")
 NOT_RUN_HERE = {
     "scripts/check.sh": ".ci/run's static checks (ruff, mypy)",
-    "scripts/gpu_check.sh": "execs scripts/gpu_check.py (tests/test_gpu_check.py); branch i38 runs it (--cpu)",
     "benchmarks/data.py": "repaired on branch i43, with tests/benchmarks/test_data_benchmark.py",
     "benchmarks/lsl_speed.py": "branch i39 is changing it",
 }
