@@ -51,11 +51,12 @@ from lsnmt.config import Experiment, ModelConfig
 from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.io import atomic_write, write_json
 from lsnmt.train import checkpoint as ckpt
+from lsnmt.train import faults
 from lsnmt.train.announce import announce, start_line
 from lsnmt.train.batching import BatchStream, Pool
 from lsnmt.train.curve import Curve
 from lsnmt.train.dist import Dist
-from lsnmt.train.feed import Feed
+from lsnmt.train.feed import Feed, StepBatches
 from lsnmt.train.loop import Interrupted, Job, Update, Validation, run_updates
 from lsnmt.train.loss import default_criterion
 from lsnmt.train.optim import build_optimizer
@@ -227,9 +228,16 @@ def _job(run: Run, plan: list[EvalSet], config: dict[str, Any], work_dir: Path,
          valid: dict[str, dict[str, float]]) -> Job:
     """The loop's hooks: the step, validation (``valid`` receives the last one's results) and the checkpoints."""
     cfg = run.cfg
+    current: list[StepBatches] = []  # the update in progress, described if it runs out of memory
 
     def update(_n: int) -> Update:
-        return train_step(run, run.feed.next())
+        current[:] = [run.feed.next()]
+        return train_step(run, current[0])
+
+    def describe_batch() -> str:
+        samples = current[0].samples if current else []
+        return faults.describe_batch([(s.src_tokens, s.target) for s in samples], sum(s.ntokens for s in samples),
+                                     "train.max_tokens", cfg.max_tokens)
 
     def validation(step: int) -> Validation:
         valid.clear()
@@ -249,7 +257,8 @@ def _job(run: Run, plan: list[EvalSet], config: dict[str, Any], work_dir: Path,
 
     return Job(name="train", total=cfg.max_steps, log_every=cfg.log_every, save_every=cfg.save_every,
                update=update, save=save, validate=validation if plan else None, validate_every=cfg.validate_every,
-               logger=log, is_main=run.dist.is_main, agree=run.dist.agree, barrier=run.dist.barrier)
+               logger=log, is_main=run.dist.is_main, agree=run.dist.agree, barrier=run.dist.barrier,
+               describe_batch=describe_batch)
 
 
 def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
