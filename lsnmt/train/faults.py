@@ -40,12 +40,13 @@ def out_of_memory(update: int, batch: str, saved: int | None, exc: BaseException
 
 
 def describe_batch(sizes: Sequence[tuple[Tensor, Tensor]], ntokens: int, setting: str, value: int) -> str:
-    """``a batch of 9,123 target tokens on this rank (512 sentences in 2 micro-batches, the largest 300 x 41 + 43);
-    lower train.max_tokens (now 8192)``: ``sizes`` holds each micro-batch's source and target token matrices."""
+    """``a batch of 9,123 target tokens (512 sentences in 2 micro-batch(es), the largest 300 sentences x 41 source +
+    43 target positions); lower train.max_tokens (now 8192)``: ``sizes`` holds each micro-batch's source and target
+    token matrices on this rank, ``ntokens`` their target tokens."""
     sentences = sum(int(src.shape[0]) for src, _ in sizes)
     big_src, big_tgt = max(sizes, key=lambda st: st[0].numel() + st[1].numel()) if sizes else (None, None)
     largest = (
-        f", the largest {big_src.shape[0]} x {big_src.shape[1]} + {big_tgt.shape[1]} tokens"
+        f", the largest {big_src.shape[0]} sentences x {big_src.shape[1]} source + {big_tgt.shape[1]} target positions"
         if big_src is not None and big_tgt is not None
         else ""
     )

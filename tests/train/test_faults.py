@@ -124,8 +124,8 @@ def test_out_of_memory_keeps_the_last_checkpoint_and_the_next_run_resumes(
     with pytest.raises(
         OutOfMemory,
         match=r"^update 5: CUDA out of memory\. Tried to allocate 2\.00 GiB, on a batch of "
-        r"\d+ target tokens \(\d+ sentences in 1 micro-batch\(es\), the largest \d+ x \d+ \+ \d+ "
-        r"tokens\); lower train\.max_tokens \(now 64\); the checkpoint of update 4 is kept",
+        r"\d+ target tokens \(\d+ sentences in 1 micro-batch\(es\), the largest \d+ sentences x \d+ source \+ "
+        r"\d+ target positions\); lower train\.max_tokens \(now 64\); the checkpoint of update 4 is kept",
     ):
         train(exp, bin_dir, run / "out", run / "work", criterion=_failing("oom", 5))
     assert ckpt.load(run / "work" / "last.pt")["step"] == 4 and not (run / "work" / "step6.pt").exists()
