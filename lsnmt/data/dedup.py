@@ -2,9 +2,9 @@
 
 A text's key is its 64-bit BLAKE2b digest (two texts are repeats when their keys are equal, as before this
 module: a set of those digests). The keys seen so far are kept as sorted ``uint64`` runs, merged as they grow
-(at most log2(n) + 1 runs for n keys), instead of a Python set of ``bytes`` (about 100 bytes a key): on a corpus
-pair of 10M lines, 80 MB instead of about 1 GB. Texts are checked a chunk at a time, one vectorised lookup per
-run, and the first occurrence of a key, in order, is the one kept.
+(at most log2(n) + 1 runs for n keys), instead of a Python set of ``bytes``: 9 MB for a million keys where the
+set took 75 MB (``tracemalloc``), so 90 MB instead of 750 MB for a corpus pair of 10M lines. Texts are checked a
+chunk at a time, one vectorised lookup per run, and the first occurrence of a key, in order, is the one kept.
 """
 
 from __future__ import annotations
