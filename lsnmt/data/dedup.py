@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import islice
 from typing import TypeVar
 
 import numpy as np
 
 T = TypeVar("T")
 CHUNK = 1 << 16
-"""Texts checked at a time (what :func:`chunks` cuts a stream into)."""
+"""Texts checked at a time at most (:func:`chunks`)."""
+CHARS = 1 << 22
+"""Characters in a chunk at most (:func:`chunks`): an mC4 document holds thousands, so a chunk's memory is bounded by
+its text, not by its count of lines."""
 
 
 def key(text: str) -> int:
@@ -26,10 +28,22 @@ def key(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
 
-def chunks(items: Iterable[T], size: int = CHUNK) -> Iterator[list[T]]:
-    """``items`` in lists of ``size`` (the last one shorter)."""
-    it = iter(items)
-    while chunk := list(islice(it, size)):
+def _chars(item: str | tuple[str, ...]) -> int:
+    return len(item) if isinstance(item, str) else sum(map(len, item))
+
+
+def chunks(items: Iterable[T], size: int = CHUNK, chars: int = CHARS) -> Iterator[list[T]]:
+    """``items`` (texts, or tuples of texts) in lists of ``size`` items or ``chars`` characters, whichever comes
+    first (the last list shorter)."""
+    chunk: list[T] = []
+    n = 0
+    for item in items:
+        chunk.append(item)
+        n += _chars(item)  # type: ignore[arg-type]
+        if len(chunk) == size or n >= chars:
+            yield chunk
+            chunk, n = [], 0
+    if chunk:
         yield chunk
 
 

@@ -42,3 +42,10 @@ def test_runs_stay_few_and_sorted() -> None:
 
 def test_empty_chunk() -> None:
     assert Seen().repeats([]).tolist() == []
+
+
+def test_chunks_end_at_a_count_or_a_number_of_characters() -> None:
+    docs = ["x" * 10] * 7
+    assert [len(c) for c in chunks(docs, size=3, chars=1000)] == [3, 3, 1]
+    assert [len(c) for c in chunks(docs, size=100, chars=25)] == [3, 3, 1]  # 30 characters >= 25
+    assert [len(c) for c in chunks([("ab", "cde")] * 4, size=100, chars=10)] == [2, 2]
