@@ -60,9 +60,15 @@ Removed = dict[str, dict[str, int]]
 
 
 def normalize(line: str, form: str) -> str:
+    return _normalized(line, form)[0]
+
+
+def _normalized(line: str, form: str) -> tuple[str, int]:
+    """:func:`normalize`'s line and its count of whitespace tokens (one split for both)."""
     if form != "none":
         line = unicodedata.normalize(form, line)
-    return " ".join(line.split())
+    words = line.split()
+    return " ".join(words), len(words)
 
 
 def length(line: str, lang: str) -> int:
@@ -72,9 +78,13 @@ def length(line: str, lang: str) -> int:
 
 def reject_reason(a: str, b: str, la: str, lb: str, cfg: PrepareConfig) -> str | None:
     """Why the pair (a, b) is dropped, or ``None`` to keep it (duplicates are checked by the caller)."""
+    return _reason(a, b, length(a, la), length(b, lb), cfg)
+
+
+def _reason(a: str, b: str, words_a: int, words_b: int, cfg: PrepareConfig) -> str | None:
     if len(a) < cfg.min_chars or len(b) < cfg.min_chars:
         return "empty"
-    if max(len(a), len(b)) > cfg.max_chars or length(a, la) > cfg.max_words or length(b, lb) > cfg.max_words:
+    if max(len(a), len(b)) > cfg.max_chars or words_a > cfg.max_words or words_b > cfg.max_words:
         return "too_long"
     return None
 
@@ -140,10 +150,10 @@ def clean_pair(exp: DataExperiment, src: SourceConfig, a: str, b: str, files: tu
 def _clean_chunk(chunk: list[tuple[str, str]], a: str, b: str, cfg: PrepareConfig, seen: Seen | None,
                  dropped: Counter[str]) -> list[tuple[str, str]]:
     """The pairs of ``chunk`` that pass normalisation, the length filters and (``seen``) dedup, in order."""
-    out = []
+    out, form, unspaced_a, unspaced_b = [], cfg.normalization, a in UNSPACED, b in UNSPACED
     for x, y in chunk:
-        x, y = normalize(x, cfg.normalization), normalize(y, cfg.normalization)
-        reason = reject_reason(x, y, a, b, cfg)
+        (x, wx), (y, wy) = _normalized(x, form), _normalized(y, form)
+        reason = _reason(x, y, len(x) // 4 if unspaced_a else wx, len(y) // 4 if unspaced_b else wy, cfg)
         if reason:
             dropped[reason] += 1
         else:
@@ -155,10 +165,14 @@ def _clean_chunk(chunk: list[tuple[str, str]], a: str, b: str, cfg: PrepareConfi
     return [p for p, r in zip(out, repeats, strict=True) if not r]
 
 
+def _split(line: str) -> tuple[str, str]:
+    """A scratch line ``x<TAB>y[<LF>]`` as the pair (x, y)."""
+    x, _, y = line.rstrip("\n").partition("\t")
+    return x, y
+
+
 def _kept_pairs(scratch: Path) -> Iterator[tuple[str, str]]:
-    for line in iter_lines(scratch):
-        x, _, y = line.partition("\t")
-        yield x, y
+    return (_split(line) for line in iter_lines(scratch))
 
 
 def _hold_out(exp: DataExperiment, src: SourceConfig, pair: tuple[str, str], raw: Path, scratch: Path, n_kept: int,
@@ -167,7 +181,8 @@ def _hold_out(exp: DataExperiment, src: SourceConfig, pair: tuple[str, str], raw
     training pairs left; return (training pairs, held-out pairs, training pairs dropped for sharing a side)."""
     a, b = pair
     pick = chosen(n_kept, src.heldout or 0, src.name, a, b)
-    held = [p for i, p in enumerate(_kept_pairs(scratch)) if i in pick]
+    with open(scratch, "rb") as fh:  # only the picked lines decoded
+        held = [_split(raw.decode()) for i, raw in enumerate(fh) if i in pick]
     if not held:
         raise DataError(f"{raw}: {n_kept} pairs kept for {a}-{b}, too few to hold out a test set "
                         f"(sources.{src.name}.heldout needs at least 4)")
