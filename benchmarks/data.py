@@ -11,10 +11,11 @@ Two chains, each stage in a fresh process (``benchmarks/data_corpus.py`` writes 
   ``prepare``, ``lm_data`` (it trains its own LM tokenizer) and the ``cluster`` stage's TF-IDF (fit on a sample,
   every document embedded and assigned).
 
-Per stage: wall and CPU seconds, the cores it used (CPU / wall), pairs (documents) of the corpus per second and
-per CPU second, the peak resident memory of the stage's whole process tree and of its largest process (both
-sampled every 0.1 s from ``/proc``), and the stage's wall time over a reference measured in the same run: reading
-the stage's input files line by line as text and writing as many bytes as the stage wrote. Run it at two sizes
+Per stage: wall and CPU seconds, CPU / wall, pairs (documents) of the corpus per second and per CPU second, the
+peak resident memory of the stage's whole process tree and of its largest process (both sampled every 0.1 s from
+``/proc``), its busy threads (those that each ran at least a quarter as long as the busiest: the cores it uses,
+whatever else the machine runs), and its wall time over a reference measured in the same run: reading the stage's
+input files line by line as text and writing as many bytes as the stage wrote. Run it at two sizes
 to see whether memory grows with the corpus; ``docs/benchmarks.md`` has the table.
 """
 
@@ -129,6 +130,8 @@ class Row:
     """Peak resident memory of its largest process (sampled)."""
     reference: float
     """Seconds to read the stage's input as text lines and write as many bytes as it wrote."""
+    threads: int = 1
+    """Threads that each ran at least a quarter as long as the busiest (:func:`busy_threads`)."""
 
     @property
     def cores(self) -> float:
@@ -138,13 +141,13 @@ class Row:
         return (
             f"| {self.stage} | {self.items:,} | {self.wall:.1f} | {self.cpu:.1f} | {self.cores:.2f} "
             f"| {self.items / self.wall:,.0f} | {self.items / max(self.cpu, 1e-9):,.0f} | {self.peak_mib:,.0f} "
-            f"| {self.max_process_mib:,.0f} | {self.wall / self.reference:.1f}x |"
+            f"| {self.max_process_mib:,.0f} | {self.threads} | {self.wall / self.reference:.1f}x |"
         )
 
 
 HEADER = (
     "| stage | pairs / docs | wall s | CPU s | cores | per s | per CPU s | peak MiB (tree) | largest process "
-    "MiB | wall / I/O ref |\n|---|---|---|---|---|---|---|---|---|---|"
+    "MiB | busy threads | wall / I/O ref |\n|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -198,8 +201,9 @@ def params(args: argparse.Namespace, corpus: Path) -> dict:
     return {"experiment": MT, "experiments": {MT: mt, XELM: xelm}}
 
 
-def tree_rss(pid: int) -> tuple[int, int]:
-    """Resident bytes of ``pid`` and all its descendants, and of the largest of them (0 once gone)."""
+def sample_tree(pid: int, ticks: dict[tuple[int, int], int]) -> tuple[int, int]:
+    """Resident bytes of ``pid`` and all its descendants, and of the largest of them (0 once gone); ``ticks``
+    receives the CPU clock ticks of each of their threads so far."""
     total, largest, todo = 0, 0, [pid]
     while todo:
         p = todo.pop()
@@ -208,15 +212,25 @@ def tree_rss(pid: int) -> tuple[int, int]:
             rss = int(status.split("VmRSS:")[1].split()[0]) * 1024 if "VmRSS:" in status else 0
             for task in Path(f"/proc/{p}/task").iterdir():
                 todo += [int(c) for c in (task / "children").read_text().split()]
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+                ticks[(p, int(task.name))] = int(fields[11]) + int(fields[12])  # utime + stime
         except (OSError, ValueError, IndexError):
             continue
         total, largest = total + rss, max(largest, rss)
     return total, largest
 
 
-def run_stage(name: str, work: Path, params_path: Path) -> tuple[dict, int, int]:
-    """Run one stage in a child process; return its own figures and the sampled peak RSS of its tree and of its
-    largest process (``ru_maxrss`` would carry this parent's peak over fork + exec into the child's)."""
+def busy_threads(ticks: dict[tuple[int, int], int]) -> int:
+    """Threads (of any process of the stage) that each ran at least a quarter as long as the busiest one: how many
+    cores the stage kept busy, whatever else the machine ran."""
+    top = max(ticks.values(), default=0)
+    return sum(t >= top / 4 for t in ticks.values()) if top else 0
+
+
+def run_stage(name: str, work: Path, params_path: Path) -> tuple[dict, int, int, int]:
+    """Run one stage in a child process; return its own figures, the sampled peak RSS of its tree and of its
+    largest process (``ru_maxrss`` would carry this parent's peak over fork + exec into the child's) and its busy
+    threads."""
     exp, imports, call, cls = STAGES[name]
     code = STAGE_CODE.format(
         root=str(ROOT), imports=imports, work=str(work), params=str(params_path), name=exp, call=call, cls=cls
@@ -225,15 +239,16 @@ def run_stage(name: str, work: Path, params_path: Path) -> tuple[dict, int, int]
     proc = subprocess.Popen(
         [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
+    ticks: dict[tuple[int, int], int] = {}
     peak, largest = 0, 0
     while proc.poll() is None:
-        total, one = tree_rss(proc.pid)
+        total, one = sample_tree(proc.pid, ticks)
         peak, largest = max(peak, total), max(largest, one)
         time.sleep(0.1)
     out, err = proc.communicate()
     if proc.returncode:
         raise SystemExit(f"stage {name} exited {proc.returncode}:\n{err[-3000:]}")
-    return json.loads(out.strip().splitlines()[-1]), peak, largest
+    return json.loads(out.strip().splitlines()[-1]), peak, largest, busy_threads(ticks)
 
 
 def io_reference(work: Path, name: str) -> float:
@@ -317,9 +332,10 @@ def main(argv: list[str] | None = None) -> list[Row]:
         work.mkdir(exist_ok=True)
         if not (work / "corpus").exists():
             (work / "corpus").symlink_to(root / "corpus")
-        got, peak, largest = run_stage(name, work, params_path)
+        got, peak, largest, threads = run_stage(name, work, params_path)
         items = args.pairs if exp == MT else args.docs
-        rows.append(Row(name, items, got["wall"], got["cpu"], peak / 2**20, largest / 2**20, io_reference(work, name)))
+        ref = io_reference(work, name)
+        rows.append(Row(name, items, got["wall"], got["cpu"], peak / 2**20, largest / 2**20, ref, threads))
         print(rows[-1].line(), file=sys.stderr, flush=True)
     print(
         f"{args.pairs:,} pairs, {args.docs:,} documents; spm.threads = encode.workers = {args.threads}, "
