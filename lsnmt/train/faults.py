@@ -21,13 +21,12 @@ from collections.abc import Sequence
 
 from torch import Tensor
 
+from lsnmt.io import OutOfMemory
+
+__all__ = ["MIN_LOSS_SCALE", "OutOfMemory", "describe_batch", "loss_scale_error", "out_of_memory", "skipped_line"]
+
 MIN_LOSS_SCALE = 1e-4
 """fairseq's default ``--min-loss-scale``: below it, fp16 training stops ("Minimum loss scale reached")."""
-
-
-class OutOfMemory(MemoryError):
-    """An update did not fit in the device's memory; the message (one line) names the update, the batch and the
-    setting to lower. A ``MemoryError``: the stage runner (``lsnmt.runner.base.guarded``) ends it in one line."""
 
 
 def out_of_memory(update: int, batch: str, saved: int | None, exc: BaseException) -> OutOfMemory:

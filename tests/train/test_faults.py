@@ -13,6 +13,7 @@ import pytest
 import torch
 from torch import nn
 
+from lsnmt.runner.base import guarded
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.curve import Meters
 from lsnmt.train.dist import Dist
@@ -68,6 +69,18 @@ def test_an_update_out_of_memory_stops_in_one_line_and_saves_nothing() -> None:
         "x.max_tokens; the checkpoint of update 4 is kept, a rerun resumes from it"
     )
     assert saves == [2, 4]
+
+
+def test_the_stage_prints_the_out_of_memory_line_whole(caplog: pytest.LogCaptureFixture) -> None:
+    """The stage runner's generic out-of-memory line cut the message at 200 characters (the setting went first)."""
+    line = "update 5: CUDA out of memory, on a batch of " + "9" * 200 + " tokens; lower train.max_tokens (now 8192)"
+
+    def fails() -> None:
+        raise OutOfMemory(line)
+
+    with pytest.raises(SystemExit) as exc, caplog.at_level(logging.ERROR):
+        guarded("train", fails)
+    assert exc.value.code == 1 and [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR] == [line]
 
 
 def test_the_fp16_loss_scale_floor_stops_a_loss_that_is_never_finite() -> None:
