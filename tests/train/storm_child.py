@@ -5,7 +5,8 @@ runner's guard, as ``stages.train`` runs it, that may send itself SIGTERM at a c
 
 ``WHERE``: ``none``; ``save:K`` (inside the K-th checkpoint write of this process: after its bytes are written,
 before the file is synced and renamed into place); ``valid:K`` (at the start of the K-th validation) or
-``update:K`` (at the start of the K-th update). The parent sends SIGTERM at random times as well.
+``update:K`` (at the start of the K-th update). The parent sends SIGTERM at random times as well; ``STORM_THROTTLE``
+(seconds) slows every update down, so that a timer cannot outrun the job on a fast machine.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -60,10 +62,22 @@ def inject(where: str) -> None:
         raise SystemExit(f"unknown injection {where!r}")
 
 
+def throttled(fn: Callable[..., Any], seconds: float) -> Callable[..., Any]:
+    """``fn`` that waits ``seconds`` first (``STORM_THROTTLE``: a slow update, the same maths)."""
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(seconds)
+        return fn(*args, **kwargs)
+
+    return wrapped
+
+
 def main() -> None:
     bin_dir, root, steps, where = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     torch.set_num_threads(1)
     setup_logging(None)
+    if (throttle := float(os.environ.get("STORM_THROTTLE", "0"))) > 0:
+        trainer.train_step = throttled(trainer.train_step, throttle)  # type: ignore[attr-defined]
     inject(where)
     exp = tiny_experiment(max_steps=steps, **SETTINGS)
     guarded("train", lambda: trainer.train(exp, bin_dir, root / "out", root / "work"))

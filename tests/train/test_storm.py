@@ -18,32 +18,43 @@ from lsnmt.train import checkpoint as ckpt
 from tests.conftest import ROOT
 from tests.train.helpers import assert_equal_weights, make_bin, weights
 
-STEPS = 150
+STEPS = 1000
 STORM = 20
+THROTTLE = 0.1
+"""Seconds each update of a preempted job waits (the maths is untouched): a job stopped by the parent's timer
+(at most :data:`MAX_DELAY` seconds) gets at most 40 updates done, one stopped by an injection at most 20 (its
+third save, second validation or twelfth update), so 20 preemptions cannot reach :data:`STEPS` however fast the
+machine is."""
+MAX_DELAY = 4.0
 STOPPED = (128 + signal.SIGTERM, -signal.SIGTERM)
 """A stopped job's status: 143 from the stage's guard, or killed by a second SIGTERM of the parent's that came
 while the stopped job was already exiting (after its guard had logged the stop and put the default handler back)."""
 
 
-def start(bin_dir: Path, root: Path, where: str) -> subprocess.Popen:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+def start(bin_dir: Path, root: Path, where: str, throttle: float = 0.0) -> subprocess.Popen:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT), "STORM_THROTTLE": str(throttle)}
     cmd = [sys.executable, "-m", "tests.train.storm_child", str(bin_dir), str(root), str(STEPS), where]
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
 def plan(rng: random.Random) -> list[tuple[str, float | None]]:
     """(injection, seconds before the parent's own SIGTERM or ``None``) of each preemption."""
-    kinds = [f"save:{rng.randint(1, 3)}", f"valid:{rng.randint(1, 2)}", f"update:{rng.randint(1, 12)}", "none"]
     out = []
     for _ in range(STORM):
-        where = rng.choice(kinds)
-        out.append((where, rng.uniform(0.5, 12.0) if where == "none" or rng.random() < 0.3 else None))
+        kind = rng.choice(["save", "valid", "update", "none"])
+        where = {
+            "save": f"save:{rng.randint(1, 3)}",
+            "valid": f"valid:{rng.randint(1, 2)}",
+            "update": f"update:{rng.randint(1, 12)}",
+            "none": "none",
+        }[kind]
+        out.append((where, rng.uniform(0.2, MAX_DELAY) if kind == "none" or rng.random() < 0.3 else None))
     return out
 
 
-def preempt(bin_dir: Path, root: Path, where: str, delay: float | None) -> tuple[int, str, int]:
+def preempt(bin_dir: Path, root: Path, where: str, delay: float | None, throttle: float) -> tuple[int, str, int]:
     """One requeued job: (exit status, its log, the step of last.pt after it)."""
-    proc = start(bin_dir, root, where)
+    proc = start(bin_dir, root, where, throttle)
     if delay is not None:
         deadline = time.monotonic() + delay
         while proc.poll() is None and time.monotonic() < deadline:
@@ -63,12 +74,12 @@ def test_twenty_preemptions_end_where_the_uninterrupted_run_does(tmp_path: Path)
     rng = random.Random(43)
     history = []
     for where, delay in plan(rng):
-        status, log, step = preempt(bin_dir, tmp_path / "run", where, delay)
+        status, log, step = preempt(bin_dir, tmp_path / "run", where, delay, THROTTLE)
         history.append((where, delay and round(delay, 1), status, step))
         assert status in STOPPED, f"{history}: {log[-3000:]}"
         assert "stopped by SIGTERM" in log and "Traceback" not in log, f"{history}: {log[-3000:]}"
     assert 0 < history[-1][3] < STEPS, history  # the storm stopped the run before its end
-    status, log, _ = preempt(bin_dir, tmp_path / "run", "none", None)
+    status, log, _ = preempt(bin_dir, tmp_path / "run", "none", None, 0.0)
     _, ref_log = reference.communicate(timeout=600)
     assert status == 0 and reference.returncode == 0, log[-3000:] + ref_log.decode()[-3000:]
 
