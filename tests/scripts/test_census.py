@@ -14,7 +14,6 @@ FOLDERS = ("scripts", "benchmarks")
 NOT_RUN_HERE = {
     "scripts/check.sh": ".ci/run's static checks (ruff, mypy)",
     "scripts/gpu_check.sh": "execs scripts/gpu_check.py (tests/test_gpu_check.py); branch i38 runs it (--cpu)",
-    "benchmarks/data.py": "repaired on branch i43, with tests/benchmarks/test_data_benchmark.py",
     "benchmarks/lsl_speed.py": "branch i39 is changing it",
 }
 """Scripts no test here runs, and why. A script leaves this list when a test runs it (the test below says so)."""
