@@ -96,6 +96,11 @@ class Interrupted(RuntimeError):
         self.signum, self.step = signum, step
 
 
+class OutOfMemory(MemoryError):
+    """An update did not fit in the device's memory: one line naming the update, its batch and the setting to lower
+    (``lsnmt.train.faults``); a stage prints it whole and exits 1 (``lsnmt.runner.base.guarded``)."""
+
+
 class StopSignal(BaseException):
     """SIGTERM / SIGUSR1 outside a training loop's updates (set-up, evaluation, between units): raised by the
     stage's handler (``lsnmt.runner.stage.guarded``); a ``BaseException``, so that no ``except Exception`` takes

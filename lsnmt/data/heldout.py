@@ -10,20 +10,24 @@ training target. The drops are counted as ``heldout_overlap`` in ``report.json``
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
 Pair = tuple[str, str]
 
 
-def split_off(pairs: list[Pair], n: int, corpus: str, a: str, b: str) -> tuple[list[Pair], list[Pair], int]:
-    """``(train, heldout, overlap)``: ``min(n, len(pairs) // 4)`` held-out pairs (a small corpus keeps most of
-    its pairs for training) in corpus order, the other pairs
-    minus those sharing a side with them, and how many of those were dropped."""
+def chosen(n_pairs: int, n: int, corpus: str, a: str, b: str) -> set[int]:
+    """Positions of the ``min(n, n_pairs // 4)`` held-out pairs among ``n_pairs`` (a small corpus keeps most of its
+    pairs for training), drawn by a generator seeded by the corpus and the pair."""
     seed = int.from_bytes(hashlib.sha256(f"{corpus}:{a}-{b}".encode()).digest()[:8], "little")
-    k = min(n, len(pairs) // 4)
-    chosen = set(np.random.default_rng(seed).choice(len(pairs), size=k, replace=False).tolist())
-    held = [p for i, p in enumerate(pairs) if i in chosen]
+    k = min(n, n_pairs // 4)
+    return set(np.random.default_rng(seed).choice(n_pairs, size=k, replace=False).tolist())
+
+
+def training_pairs(pairs: Iterable[Pair], pick: set[int], held: list[Pair]) -> Iterator[Pair]:
+    """The pairs not at a position of ``pick`` that share no side with a pair of ``held``, in order."""
     seen_a, seen_b = {x for x, _ in held}, {y for _, y in held}
-    train = [p for i, p in enumerate(pairs) if i not in chosen and p[0] not in seen_a and p[1] not in seen_b]
-    return train, held, len(pairs) - k - len(train)
+    for i, (x, y) in enumerate(pairs):
+        if i not in pick and x not in seen_a and y not in seen_b:
+            yield x, y

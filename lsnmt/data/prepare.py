@@ -35,7 +35,6 @@ documents. Their valid / test documents are copied as released.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import unicodedata
 from collections import Counter
@@ -45,7 +44,8 @@ from pathlib import Path
 
 from lsnmt.data import layout
 from lsnmt.data.config import DataExperiment, PrepareConfig, SourceConfig
-from lsnmt.data.heldout import split_off
+from lsnmt.data.dedup import Seen, chunks
+from lsnmt.data.heldout import chosen, training_pairs
 from lsnmt.data.tags import add_tags, tag_tokens
 from lsnmt.io import DataError, atomic_dir, check_parallel, iter_lines, write_json
 from lsnmt.languages import UNSPACED
@@ -60,9 +60,15 @@ Removed = dict[str, dict[str, int]]
 
 
 def normalize(line: str, form: str) -> str:
+    return _normalized(line, form)[0]
+
+
+def _normalized(line: str, form: str) -> tuple[str, int]:
+    """:func:`normalize`'s line and its count of whitespace tokens (one split for both)."""
     if form != "none":
         line = unicodedata.normalize(form, line)
-    return " ".join(line.split())
+    words = line.split()
+    return " ".join(words), len(words)
 
 
 def length(line: str, lang: str) -> int:
@@ -72,9 +78,13 @@ def length(line: str, lang: str) -> int:
 
 def reject_reason(a: str, b: str, la: str, lb: str, cfg: PrepareConfig) -> str | None:
     """Why the pair (a, b) is dropped, or ``None`` to keep it (duplicates are checked by the caller)."""
+    return _reason(a, b, length(a, la), length(b, lb), cfg)
+
+
+def _reason(a: str, b: str, words_a: int, words_b: int, cfg: PrepareConfig) -> str | None:
     if len(a) < cfg.min_chars or len(b) < cfg.min_chars:
         return "empty"
-    if max(len(a), len(b)) > cfg.max_chars or length(a, la) > cfg.max_words or length(b, lb) > cfg.max_words:
+    if max(len(a), len(b)) > cfg.max_chars or words_a > cfg.max_words or words_b > cfg.max_words:
         return "too_long"
     return None
 
@@ -102,11 +112,14 @@ def read_pairs(fa: Path, fb: Path, cfg: PrepareConfig, repaired: list[int], remo
 
 def clean_pair(exp: DataExperiment, src: SourceConfig, a: str, b: str, files: tuple[Path, Path],
                outs: dict[tuple[str, str], Path], removed: Removed) -> dict:
-    """Clean one corpus of the unordered pair a-b into each requested direction; return its counts."""
-    cfg, seen = exp.prepare, set()
+    """Clean one corpus of the unordered pair a-b into each requested direction; return its counts. Memory does
+    not grow with the corpus: pairs go through a chunk at a time, repeats are found in 8 bytes a kept pair
+    (:mod:`lsnmt.data.dedup`), and a corpus with ``heldout`` pairs keeps its pairs in a scratch file until the
+    held-out set is drawn."""
+    cfg = exp.prepare
+    seen = Seen() if cfg.dedup else None
     dropped: Counter[str] = Counter()
-    repaired, n_in, n_kept = [0], 0, 0
-    kept: list[tuple[str, str]] = []
+    repaired, n_in, n_kept, held = [0], 0, 0, 0
     with ExitStack() as stack:
         writers = {}
         for (s, t), d in outs.items():
@@ -114,34 +127,71 @@ def clean_pair(exp: DataExperiment, src: SourceConfig, a: str, b: str, files: tu
             fs = stack.enter_context(open(d / f"{src.name}.src", "w", encoding="utf-8", newline="\n"))
             ft = stack.enter_context(open(d / f"{src.name}.tgt", "w", encoding="utf-8", newline="\n"))
             writers[(s, t)] = (fs, ft, pre, suf)
-        for x, y in read_pairs(*files, cfg, repaired, removed):
-            n_in += 1
-            x, y = normalize(x, cfg.normalization), normalize(y, cfg.normalization)
-            reason = reject_reason(x, y, a, b, cfg)
-            if reason is None and cfg.dedup:
-                key = hashlib.blake2b(f"{x}\t{y}".encode(), digest_size=8).digest()
-                reason = "duplicate" if key in seen else None
-                seen.add(key)
-            if reason:
-                dropped[reason] += 1
-                continue
-            n_kept += 1
-            if src.heldout:
-                kept.append((x, y))
-                continue
-            _write_pair(writers, a, x, y, src.tag)
-        if src.heldout:
-            kept, held, dropped["heldout_overlap"] = split_off(kept, src.heldout, src.name, a, b)
-            if not held:
-                raise DataError(f"{files[0]}: {n_kept} pairs kept for {a}-{b}, too few to hold out a test set "
-                                f"(sources.{src.name}.heldout needs at least 4)")
-            n_kept = len(kept)
-            for x, y in kept:
-                _write_pair(writers, a, x, y, src.tag)
-            heldout_out(exp, src, a, b, held, outs)
+        scratch = next(iter(outs.values())) / f".{src.name}.kept"  # inside the stage's temporary folder
+        kept_file = stack.enter_context(open(scratch, "w", encoding="utf-8", newline="\n")) if src.heldout else None
+        for chunk in chunks(read_pairs(*files, cfg, repaired, removed)):
+            n_in += len(chunk)
+            for x, y in _clean_chunk(chunk, a, b, cfg, seen, dropped):
+                n_kept += 1
+                if kept_file is not None:
+                    kept_file.write(f"{x}\t{y}\n")  # normalised text holds no tab or newline
+                else:
+                    _write_pair(writers, a, x, y, src.tag)
+        if kept_file is not None:
+            kept_file.close()
+            n_kept, held, dropped["heldout_overlap"] = _hold_out(exp, src, (a, b), files[0], scratch, n_kept,
+                                                                 writers, outs)
+            scratch.unlink()
     return {"input": n_in, "kept": n_kept,
             "dropped": {r: dropped[r] for r in REASONS if r != "heldout_overlap" or src.heldout},
-            "utf8_replaced": repaired[0], **({"heldout": len(held)} if src.heldout else {})}
+            "utf8_replaced": repaired[0], **({"heldout": held} if src.heldout else {})}
+
+
+def _clean_chunk(chunk: list[tuple[str, str]], a: str, b: str, cfg: PrepareConfig, seen: Seen | None,
+                 dropped: Counter[str]) -> list[tuple[str, str]]:
+    """The pairs of ``chunk`` that pass normalisation, the length filters and (``seen``) dedup, in order."""
+    out, form, unspaced_a, unspaced_b = [], cfg.normalization, a in UNSPACED, b in UNSPACED
+    for x, y in chunk:
+        (x, wx), (y, wy) = _normalized(x, form), _normalized(y, form)
+        reason = _reason(x, y, len(x) // 4 if unspaced_a else wx, len(y) // 4 if unspaced_b else wy, cfg)
+        if reason:
+            dropped[reason] += 1
+        else:
+            out.append((x, y))
+    if seen is None or not out:
+        return out
+    repeats = seen.repeats([f"{x}\t{y}" for x, y in out]).tolist()
+    dropped["duplicate"] += sum(repeats)
+    return [p for p, r in zip(out, repeats, strict=True) if not r]
+
+
+def _split(line: str) -> tuple[str, str]:
+    """A scratch line ``x<TAB>y[<LF>]`` as the pair (x, y)."""
+    x, _, y = line.rstrip("\n").partition("\t")
+    return x, y
+
+
+def _kept_pairs(scratch: Path) -> Iterator[tuple[str, str]]:
+    return (_split(line) for line in iter_lines(scratch))
+
+
+def _hold_out(exp: DataExperiment, src: SourceConfig, pair: tuple[str, str], raw: Path, scratch: Path, n_kept: int,
+              writers: dict, outs: dict[tuple[str, str], Path]) -> tuple[int, int, int]:
+    """Draw the held-out pairs of the ``n_kept`` in ``scratch`` (:mod:`lsnmt.data.heldout`), write them and the
+    training pairs left; return (training pairs, held-out pairs, training pairs dropped for sharing a side)."""
+    a, b = pair
+    pick = chosen(n_kept, src.heldout or 0, src.name, a, b)
+    with open(scratch, "rb") as fh:  # only the picked lines decoded
+        held = [_split(raw.decode()) for i, raw in enumerate(fh) if i in pick]
+    if not held:
+        raise DataError(f"{raw}: {n_kept} pairs kept for {a}-{b}, too few to hold out a test set "
+                        f"(sources.{src.name}.heldout needs at least 4)")
+    n_train = 0
+    for x, y in training_pairs(_kept_pairs(scratch), pick, held):
+        _write_pair(writers, a, x, y, src.tag)
+        n_train += 1
+    heldout_out(exp, src, a, b, held, outs)
+    return n_train, len(held), n_kept - len(held) - n_train
 
 
 def _write_pair(writers: dict, a: str, x: str, y: str, tag: str | None) -> None:
@@ -245,22 +295,22 @@ def prepare_multiway(exp: DataExperiment, raw: Path, out: Path, removed: Removed
 
 
 def _mono_train(src: Path, dst: Path, cfg: PrepareConfig, removed: Removed) -> dict:
-    seen: set[bytes] = set()
+    seen = Seen() if cfg.dedup else None
     dropped: Counter[str] = Counter()
     repaired, n_in, n_kept = [0], 0, 0
     with open(dst, "w", encoding="utf-8", newline="\n") as fo:
-        for line in read_text(src, cfg.invalid_utf8, removed, repaired):
-            n_in += 1
-            line = normalize(line, cfg.normalization)
-            key = hashlib.blake2b(line.encode(), digest_size=8).digest()
-            reason = "empty" if len(line) < cfg.min_chars else "duplicate" if cfg.dedup and key in seen else None
-            if reason:
-                dropped[reason] += 1
-                continue
-            seen.add(key)
-            n_kept += 1
-            fo.write(line + "\n")
-    return {"input": n_in, "kept": n_kept, "dropped": dict(sorted(dropped.items())), "utf8_replaced": repaired[0]}
+        for chunk in chunks(read_text(src, cfg.invalid_utf8, removed, repaired)):
+            n_in += len(chunk)
+            lines = [x for x in (normalize(line, cfg.normalization) for line in chunk) if len(x) >= cfg.min_chars]
+            dropped["empty"] += len(chunk) - len(lines)
+            if seen is not None and lines:
+                repeats = seen.repeats(lines).tolist()
+                dropped["duplicate"] += sum(repeats)
+                lines = [x for x, r in zip(lines, repeats, strict=True) if not r]
+            n_kept += len(lines)
+            fo.writelines(x + "\n" for x in lines)
+    return {"input": n_in, "kept": n_kept, "dropped": {r: n for r, n in sorted(dropped.items()) if n},
+            "utf8_replaced": repaired[0]}
 
 
 def prepare_monolingual(exp: DataExperiment, raw: Path, out: Path, removed: Removed) -> dict:

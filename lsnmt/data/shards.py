@@ -18,6 +18,7 @@ a shard written before checksums were stored is checked without them, with a war
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import os
 from pathlib import Path
@@ -66,7 +67,7 @@ class ShardWriter:
         if not sentences:
             return
         lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences))
-        flat = np.fromiter((i for s in sentences for i in s), dtype=self.dtype, count=int(lengths.sum()))
+        flat = np.fromiter(itertools.chain.from_iterable(sentences), dtype=self.dtype, count=int(lengths.sum()))
         self._write("bin", flat.tobytes())
         self._write("idx", (self.tokens + np.cumsum(lengths)).tobytes())
         self.sentences += len(sentences)
@@ -96,6 +97,12 @@ def read_sums(prefix: str | Path) -> dict[str, str] | None:
     if set(sums) != {"bin", "idx"}:
         raise DataError(f"{path}: not the checksums of a shard (expected the .bin and .idx lines)")
     return sums
+
+
+def _sha256(path: Path) -> str:
+    """sha256 of the file ``path``, read in blocks."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _scan_ids(path: Path, dtype: np.dtype) -> tuple[str, int]:
@@ -128,7 +135,7 @@ class Shard:
         digest, top = _scan_ids(bin_path, dtype)
         if sums is not None and digest != sums["bin"]:
             raise DataError(f"{bin_path}: damaged, its sha256 differs from {sums_path(prefix).name} ({self._remedy})")
-        if sums is not None and hashlib.sha256(idx_path.read_bytes()).hexdigest() != sums["idx"]:
+        if sums is not None and _sha256(idx_path) != sums["idx"]:
             raise DataError(f"{idx_path}: damaged, its sha256 differs from {sums_path(prefix).name} ({self._remedy})")
         self.offsets = self._offsets(idx_path, bin_path, dtype)
         if top >= vocab_size:

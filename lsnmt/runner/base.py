@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from lsnmt.io import FULL, DataError, DiskFull, Interrupted, StopSignal, pending_stop
+from lsnmt.io import FULL, DataError, DiskFull, Interrupted, OutOfMemory, StopSignal, pending_stop
 from lsnmt.runner import lock
 from lsnmt.runner.console import console_handler, stage_clock
 from lsnmt.typed import ConfigError
@@ -91,7 +91,7 @@ def guarded(name: str, call, job: tuple[str, str | None] | None = None) -> None:
     except (Interrupted, StopSignal) as exc:  # before RuntimeError: Interrupted is one
         logger.warning("%s", exc)
         raise SystemExit(128 + exc.signum) from None
-    except (DataError, FloatingPointError) as exc:
+    except (DataError, FloatingPointError, OutOfMemory) as exc:
         logger.error("%s", exc)
         raise SystemExit(1) from None
     except OSError as exc:

@@ -15,9 +15,15 @@ not finite. Every save follows a check, so no checkpoint holds the weights of (o
 run resumes from the last good ``last.pt``. The updates between the bad one and the check (fewer than
 ``log_every``) are computed and thrown away.
 
-**Skipped updates** (fp16: the gradient scaler found an overflow and did not step) are not counted: the loop asks
-for update ``n + 1`` again (the job has consumed that update's batches, as fairseq does); a skipped update's
-loss is checked at once (the scaler read its overflow flag anyway).
+**Skipped updates** (fp16: the gradient scaler found an overflow, a non-finite loss included, and did not step)
+are not counted: the loop asks for update ``n + 1`` again (the job has consumed that update's batches, as fairseq
+does) and logs how many it skipped since its last line. fp16 training stops once the loss scale falls below
+fairseq's minimum (:mod:`lsnmt.train.faults`).
+
+**Out of memory.** ``torch.OutOfMemoryError`` in an update stops the run with one line
+(:class:`~lsnmt.train.faults.OutOfMemory`)
+naming the update, its batch and the setting to lower (``Job.describe_batch``); nothing is saved, so the last
+checkpoint is kept and a rerun resumes from it.
 
 **Stop signals.** SIGTERM (SLURM preemption, ``scancel``, the time limit) or SIGUSR1 asks a run to stop. The loop
 finishes the update in progress, all ranks agree on the signal (``Job.agree``: one scalar all-reduce per update
@@ -48,6 +54,7 @@ from torch import Tensor
 from lsnmt.io import Interrupted
 from lsnmt.runner.progress import Progress
 from lsnmt.train.curve import Curve, Meters, log_line
+from lsnmt.train.faults import out_of_memory, skipped_line
 from lsnmt.train.loss import LOG2
 
 log = logging.getLogger(__name__)
@@ -140,6 +147,8 @@ class Job:
     """The signal every rank stops on (0: none), from this rank's caught signals."""
     barrier: Callable[[], None] = no_barrier
     """Waits for every rank (after a stop's save)."""
+    describe_batch: Callable[[], str] | None = None
+    """The batch of the update in progress and the setting that sizes it, for an out-of-memory error."""
 
     def __post_init__(self) -> None:
         every = {"log_every": self.log_every, "save_every": self.save_every}
@@ -179,10 +188,14 @@ def check_finite(first: int, pending: list[Update], with_grad: bool = True) -> l
 class _Reports:
     """The updates since the last check, the running meters and the log line's clock."""
 
-    def __init__(self, meters: Meters | None) -> None:
+    def __init__(self, meters: Meters | None, step: int) -> None:
         self.meters = meters
         self.pending: list[Update] = []
         self.clock, self.seen = time.perf_counter(), 0
+        self.skipped, self.since = 0, step
+        """Updates skipped (fp16) since the last log line, which followed update ``since``."""
+        self.saved: int | None = step or None
+        """The update the newest checkpoint holds (``None``: none yet)."""
 
     def add(self, res: Update) -> None:
         self.pending.append(res)
@@ -211,13 +224,13 @@ def run_updates(job: Job, step: int, meters: Meters | None = None, curve: Curve 
     last update was the final one.
     """
     bar = Progress(job.total, job.name, "update", initial=step, logger=job.logger, enabled=job.is_main)
-    reports = _Reports(meters)
+    reports = _Reports(meters, step)
     try:
         with stop_requests() as caught:
             while step < job.total:
-                res = job.update(step)
+                res = _update(job, step, reports)
                 if res.skipped:
-                    check_finite(step + 1, [res], with_grad=False)
+                    reports.skipped += 1
                     continue
                 step += 1
                 reports.add(res)
@@ -226,6 +239,16 @@ def run_updates(job: Job, step: int, meters: Meters | None = None, curve: Curve 
     finally:
         bar.close()
     return step
+
+
+def _update(job: Job, step: int, reports: _Reports) -> Update:
+    """``job.update(step)``; out of device memory, the one-line :class:`~lsnmt.train.faults.OutOfMemory` instead
+    (nothing saved)."""
+    try:
+        return job.update(step)
+    except torch.OutOfMemoryError as exc:
+        batch = job.describe_batch() if job.describe_batch is not None else f"the batch of {job.name}"
+        raise out_of_memory(step + 1, batch, reports.saved, exc) from None
 
 
 def _after_update(job: Job, step: int, res: Update, reports: _Reports, curve: Curve | None, caught: list[int]) -> None:
@@ -240,17 +263,21 @@ def _after_update(job: Job, step: int, res: Update, reports: _Reports, curve: Cu
         loss, nll = reports.meters.bits()
         if job.is_main:
             job.logger.info(log_line(step, job.total, loss, nll, res.lr, reports.tok_s()))
+            if reports.skipped:
+                job.logger.info("%s", skipped_line(reports.skipped, reports.since))
             if valid is not None and valid.line:
                 job.logger.info("%s", valid.line)
             if curve is not None:
                 curve.append(step, loss, nll, res.lr, None if valid is None else valid.loss)
         reports.meters.reset()
+        reports.skipped, reports.since = 0, step
     periodic = final or step % job.save_every == 0
     improved = valid is not None and valid.improved
     if periodic or improved:
         reports.check(step)
         if job.is_main:
             job.save(step, periodic=periodic, improved=improved)
+        reports.saved = step if periodic else reports.saved
     if not final and (signum := job.agree(caught)):
         reports.check(step)
         if job.is_main and not periodic:

@@ -14,9 +14,10 @@ copied to ``out_dir`` (``results/train/{method}``)::
     out_dir/curve.tsv
 
 A ``work_dir`` whose fingerprint differs (changed model, training or data
-settings, or number of ranks) is moved to ``{work_dir}.stale`` and training starts afresh; changing
+settings, or global batches per update) is moved to ``{work_dir}.stale`` and training starts afresh; changing
 only ``max_steps``, ``log_every``, ``validate_every``, ``save_every`` or
-``keep_last`` resumes. Under ``torchrun`` every rank trains (DDP, NCCL on CUDA,
+``keep_last`` resumes. Another number of ranks resumes where ranks x ``update_freq`` stays the same and is refused
+in one line where it does not (:mod:`lsnmt.train.ranks`). Under ``torchrun`` every rank trains (DDP, NCCL on CUDA,
 gloo on CPU); rank 0 alone logs and writes files. A CPU run is bitwise
 reproducible for a given seed, however often it was interrupted.
 
@@ -39,7 +40,7 @@ import logging
 import math
 import shutil
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -51,13 +52,13 @@ from lsnmt.config import Experiment, ModelConfig
 from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.io import atomic_write, write_json
 from lsnmt.train import checkpoint as ckpt
-from lsnmt.train import tracker
+from lsnmt.train import faults, ranks, tracker
 from lsnmt.train.announce import announce, start_line
 from lsnmt.train.batching import BatchStream, Pool
 from lsnmt.train.compiled import compile_net
 from lsnmt.train.curve import Curve
 from lsnmt.train.dist import Dist
-from lsnmt.train.feed import Feed
+from lsnmt.train.feed import Feed, StepBatches
 from lsnmt.train.loop import Interrupted, Job, Update, Validation, run_updates
 from lsnmt.train.loss import default_criterion
 from lsnmt.train.optim import build_optimizer
@@ -72,7 +73,7 @@ __all__ = ["Interrupted", "ModelFactory", "fingerprint", "prepare_work_dir", "se
 NO_EFFECT = ("max_steps", "log_every", "validate_every", "save_every", "keep_last", "gpus_per_node", "nodes",
              "compile", "tracker")
 """Training settings that do not change the weights of a given step: a run resumes across changes to them
-(``gpus_per_node`` and ``nodes`` enter the fingerprint as the number of ranks, which does change them;
+(``gpus_per_node`` and ``nodes`` enter the fingerprint through the ranks times ``update_freq``, which does;
 ``compile`` changes the rounding of a step, not its maths)."""
 
 class ModelFactory(Protocol):
@@ -81,18 +82,20 @@ class ModelFactory(Protocol):
     def __call__(self, cfg: ModelConfig, *, vocab_size: int, num_languages: int, padding_idx: int) -> nn.Module: ...
 
 
-def fingerprint(exp: Experiment, bin_dir: Path, method: Mapping[str, Any] | None = None) -> str:
+def fingerprint(exp: Experiment, bin_dir: Path, method: Mapping[str, Any] | None = None,
+                world_size: int | None = None) -> str:
     """SHA-256 of the model and training settings, the training directions and ``meta.json`` (and of the
-    method's record, when given: a changed method config or search-selected layout starts afresh)."""
+    method's record, when given: a changed method config or search-selected layout starts afresh). The ranks
+    (``world_size``, default the settings') enter as the global batches per update, ranks x ``update_freq``
+    (:mod:`lsnmt.train.ranks`): one rank's fingerprint is what it was before they did."""
     train = {k: v for k, v in asdict(exp.train).items() if k not in NO_EFFECT}
+    train["update_freq"] *= exp.train.world_size if world_size is None else world_size
     blob = {"model": asdict(exp.model), "train": train, "pairs": exp.data.train_pairs,
             "meta": json.loads((bin_dir / "meta.json").read_text(encoding="utf-8"))}
     if method is not None:
         blob["method"] = method
     if (plan := sampling_plan(bin_dir)) is not None:  # the per-epoch draw fixes the data of every step
         blob["sampling"] = plan
-    if exp.train.world_size > 1:  # the global batch holds update_freq batches per rank
-        blob["world_size"] = exp.train.world_size
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -228,9 +231,16 @@ def _job(run: Run, plan: list[EvalSet], config: dict[str, Any], work_dir: Path,
          valid: dict[str, dict[str, float]]) -> Job:
     """The loop's hooks: the step, validation (``valid`` receives the last one's results) and the checkpoints."""
     cfg = run.cfg
+    current: list[StepBatches] = []  # the update in progress, described if it runs out of memory
 
     def update(_n: int) -> Update:
-        return train_step(run, run.feed.next())
+        current[:] = [run.feed.next()]
+        return train_step(run, current[0])
+
+    def describe_batch() -> str:
+        samples = current[0].samples if current else []
+        return faults.describe_batch([(s.src_tokens, s.target) for s in samples], sum(s.ntokens for s in samples),
+                                     "train.max_tokens", cfg.max_tokens)
 
     def validation(step: int) -> Validation:
         valid.clear()
@@ -250,7 +260,8 @@ def _job(run: Run, plan: list[EvalSet], config: dict[str, Any], work_dir: Path,
 
     return Job(name="train", total=cfg.max_steps, log_every=cfg.log_every, save_every=cfg.save_every,
                update=update, save=save, validate=validation if plan else None, validate_every=cfg.validate_every,
-               logger=log, is_main=run.dist.is_main, agree=run.dist.agree, barrier=run.dist.barrier)
+               logger=log, is_main=run.dist.is_main, agree=run.dist.agree, barrier=run.dist.barrier,
+               describe_batch=describe_batch)
 
 
 def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
@@ -273,7 +284,10 @@ def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
     dist = Dist.from_env()
     try:
         run, plan = setup(exp, bin_dir, dist, model_factory, criterion)
-        config = _config(exp, run.vocab, fingerprint(exp, bin_dir, method), method)
+        config = _config(exp, run.vocab, fingerprint(exp, bin_dir, method, dist.world_size), method)
+        config["world_size"] = dist.world_size
+        ranks.check_ranks(work_dir, dist.world_size, exp.train.update_freq, lambda w, f: fingerprint(
+            replace(exp, train=replace(exp.train, update_freq=f)), bin_dir, method, w))
         if dist.is_main:
             prepare_work_dir(work_dir, config)
         dist.barrier()

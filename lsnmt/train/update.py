@@ -12,7 +12,7 @@ mean loss) and a vector of statistics to report, and the update's learning rate.
     stats = sum_ranks sum_j stats_j                          float64, on the device
     g <- g / s;  n = ||g||_2;  g <- g * min(1, c / n)        clipped when ``clip_norm`` c > 0
     step with ``lr`` (AdamW), unless fp16 found an overflow: then skipped and not counted (fairseq: "gradient
-    overflow detected, ignoring gradient")
+    overflow detected, ignoring gradient"); below fairseq's minimum loss scale, stopped (lsnmt.train.faults)
 
 **No host sync.** ``stats`` and ``n`` stay on the device: :func:`lsnmt.train.loop.run_updates` reads them at its
 next check, where its NaN guard stops a run before any checkpoint of a non-finite update is written. Only fp16
@@ -38,6 +38,7 @@ from torch import Tensor, nn
 from torch.nn.parallel import DistributedDataParallel
 
 from lsnmt.train.dist import Dist
+from lsnmt.train.faults import MIN_LOSS_SCALE, loss_scale_error
 from lsnmt.train.optim import set_lr
 
 log = logging.getLogger(__name__)
@@ -181,7 +182,8 @@ def grad_norm(model: nn.Module, clip_norm: float) -> Tensor:
 
 
 def optimizer_step(optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler, step: int) -> bool:
-    """Step the optimizer; returns ``True`` when the fp16 scaler skipped it (gradient overflow; not counted)."""
+    """Step the optimizer; returns ``True`` when the fp16 scaler skipped it (gradient overflow; not counted).
+    Raises ``FloatingPointError`` once the loss scale falls below :data:`~lsnmt.train.faults.MIN_LOSS_SCALE`."""
     if not scaler.is_enabled():
         optimizer.step()
         return False
@@ -190,5 +192,7 @@ def optimizer_step(optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScale
     scaler.update()
     if scaler.get_scale() < scale:  # not counted, as in fairseq
         log.info("update %d: fp16 gradient overflow, skipped (loss scale %g)", step + 1, scaler.get_scale())
+        if scaler.get_scale() < MIN_LOSS_SCALE:
+            raise loss_scale_error(step + 1, scaler.get_scale())
         return True
     return False

@@ -21,7 +21,6 @@ corpus size) and the files each language was read from.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import logging
 from collections.abc import Iterator
@@ -31,6 +30,7 @@ from pathlib import Path
 import sentencepiece as spm
 
 from lsnmt.data.config import DataConfig
+from lsnmt.data.dedup import Seen, chunks
 from lsnmt.data.shards import ShardWriter
 from lsnmt.data.spm import train_spm
 from lsnmt.io import DataError, atomic_dir, iter_lines, write_json
@@ -57,17 +57,15 @@ def valid_file(prepared: Path, lang: str) -> Path | None:
 
 
 def _documents(files: list[Path], dedup: bool) -> Iterator[str]:
-    seen: set[bytes] = set()
+    """The non-blank lines of ``files`` in order, exact repeats left out with ``dedup`` (8 bytes a document,
+    :mod:`lsnmt.data.dedup`)."""
+    seen = Seen() if dedup else None
     for path in files:
-        for line in iter_lines(path):
-            if not line.strip():
-                continue
-            if dedup:
-                key = hashlib.blake2b(line.encode(), digest_size=8).digest()
-                if key in seen:
-                    continue
-                seen.add(key)
-            yield line
+        for chunk in chunks(iter_lines(path)):
+            lines = [line for line in chunk if line.strip()]
+            if seen is not None and lines:
+                lines = [x for x, r in zip(lines, seen.repeats(lines).tolist(), strict=True) if not r]
+            yield from lines
 
 
 def _write(docs: Iterator[str], sp: spm.SentencePieceProcessor | xglm.Tokenizer, prefix: Path) -> tuple[int, int]:

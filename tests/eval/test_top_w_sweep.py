@@ -115,7 +115,7 @@ def test_evaluate_scores_sweep_systems_and_reports_the_length_limit(
     assert json.loads((tmp_path / "out" / "good" / f"{pairs[1]}.json").read_text())["at_length_limit"] == 0
     assert json.loads((tmp_path / "out" / "naive" / f"{pairs[1]}.json").read_text())["at_length_limit"] is None
     warnings = [r.getMessage() for r in caplog.records if "length limit" in r.getMessage()]
-    assert len(warnings) == 1 and "sclm_w1: 2 hypotheses" in warnings[0] and pairs[0] in warnings[0]
+    assert len(warnings) == 1 and "sclm_w1: 2 of 40 hypotheses" in warnings[0] and pairs[0] in warnings[0]
     md = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
     assert f"- `sclm_w1`: 2 in {pairs[0]}" in md
     assert "sclm_w1" in summary["cost"] and set(summary["atp"]) == {"sclm"}  # a sweep point: counts only

@@ -13,7 +13,6 @@ from tests.conftest import ROOT
 FOLDERS = ("scripts", "benchmarks")
 NOT_RUN_HERE = {
     "scripts/check.sh": ".ci/run's static checks (ruff, mypy)",
-    "benchmarks/data.py": "repaired on branch i43, with tests/benchmarks/test_data_benchmark.py",
     "benchmarks/lsl_speed.py": "branch i39 is changing it",
 }
 """Scripts no test here runs, and why. A script leaves this list when a test runs it (the test below says so)."""
