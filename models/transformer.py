@@ -10,7 +10,9 @@ then the layers, then a final LayerNorm when pre-norm (fairseq adds
 per-target decoders (LSL paper, Pires et al. 2023, "separate decoder"; Dong et
 al. 2015) there is one stack per target language; the token embedding and output
 projection stay shared, as the LSL paper shares them between encoder, decoders
-and output layer. Each row goes to ``stacks[langs.tgt[row]]``.
+and output layer. Each row goes to ``stacks[langs.tgt[row]]``: a teacher-forced batch of several targets goes
+through all stacks at once, its rows tiled by target (``models/ls/grouped.py``); decoding steps call each stack on
+its rows (:class:`StackLayout`).
 
 Every forward takes a :class:`~models.lang.LangContext`; batches may mix
 directions. Tensors are batch-first: ``(B, T, D)``.
@@ -29,6 +31,7 @@ from models.embedding import TransformerEmbedding
 from models.lang import LangContext, RowGroups, group_rows, to_device
 from models.layers import LayerCache
 from models.ls.base import active_parameters
+from models.ls.grouped import GroupedStack
 
 
 @dataclass(eq=False)
@@ -190,11 +193,12 @@ class Decoder(nn.Module):
         self.output_projection = output_projection
         self.per_target = per_target
         self.padding_idx = embed.positions.padding_idx
+        self.grouped = GroupedStack.of(stacks) if per_target and len(stacks) > 1 else None
 
     def stack_ids(self, langs: LangContext) -> tuple[Tensor, int | None]:
         """Stack of each row ``(B,)`` and the stack shared by all rows (``None`` if mixed)."""
         if self.per_target:
-            return langs.tgt, langs.uniform_tgt
+            return langs.tgt, langs.uniform("tgt")
         return torch.zeros_like(langs.tgt), 0
 
     def init_cache(self, langs: LangContext, beam: int = 1) -> DecoderCache:
@@ -223,6 +227,8 @@ class Decoder(nn.Module):
         _, uniform = self.stack_ids(langs)
         if uniform is not None:  # fast path: one stack for the whole batch
             x = self.stacks[uniform](x, langs, enc, self_pad, self._stack_caches(cache, uniform))
+        elif cache is None and self.grouped is not None and x.size(0) == enc.out.size(0) > 0:
+            x = self._grouped(x, langs, enc, self_pad)
         else:
             beam = x.size(0) // max(enc.out.size(0), 1)
             layout = cache.layout(langs) if cache is not None else StackLayout.of(langs, beam)
@@ -234,6 +240,16 @@ class Decoder(nn.Module):
         if cache is not None:
             cache.step += prev_tokens.size(1)
         return self.output_projection(x)  # (B, T, V)
+
+    def _grouped(self, x: Tensor, langs: LangContext, enc: EncoderOut, self_pad: Tensor | None) -> Tensor:
+        """Teacher-forced rows of several targets: every stack at once, on the rows tiled by target language (the
+        stacks' twin, ``models/ls/grouped.py``; the shapes and operations of one stack)."""
+        assert self.grouped is not None
+        sub = langs.tiled("tgt", len(self.stacks))
+        t = sub.tiling
+        assert t is not None
+        pad = None if self_pad is None else t.tile(self_pad)
+        return t.untile(self.grouped(t.tile(x), sub, t.tile(enc.out), t.tile(enc.padding_mask), pad))
 
     def active_parameters(self, src: int, tgt: int) -> Iterator[Tensor]:
         """Embedding, output projection and the one stack that serves ``tgt``."""
