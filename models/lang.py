@@ -174,6 +174,7 @@ class LangContext:
             raise TypeError(f"language ids must be torch.long, got {self.src.dtype} and {self.tgt.dtype}")
         if self.host is not None and len(self.host.src) != len(self.src):
             raise ValueError(f"{len(self.host.src)} host ids for {len(self.src)} rows")
+        self.__dict__["_tiles"] = {}  # tiled(): shared with every context with_() derives, found once for all
 
     @classmethod
     def from_ids(
@@ -232,7 +233,7 @@ class LangContext:
         ids): the context of the tiled rows (this one's route and progress, no padding), its ``tiling`` set. The
         layout is found once per context, side and number of languages, on the device, and shared with the contexts
         :meth:`with_` derives."""
-        cache: dict[tuple[str, int], tuple[Tiles, Tensor, Tensor]] = self.__dict__.setdefault("_tiles", {})
+        cache: dict[tuple[str, int], tuple[Tiles, Tensor, Tensor]] = self.__dict__["_tiles"]
         key = (side, languages)
         if key not in cache:
             tiles = Tiles.of(self.src if side == "src" else self.tgt, languages)
@@ -303,8 +304,10 @@ class LangContext:
         return None if known is None or rows is None else known.take(rows)
 
     def _derived(self, src: Tensor, tgt: Tensor, host: HostIds | None) -> LangContext:
-        """A context of some of these rows (same route and progress); one direction stays known as such."""
-        out = LangContext(src, tgt, self.route, self.progress, host=host)
+        """A context of some of these rows (same route and progress); one direction stays known as such, and so does
+        a tiling of one language (the rows of a tiled layout are not these)."""
+        single = self.tiling is not None and self.tiling.single is not None
+        out = LangContext(src, tgt, self.route, self.progress, host=host, tiling=self.tiling if single else None)
         if host is None and len(out) > 0:
             for name in ("uniform_src", "uniform_tgt"):
                 if self.__dict__.get(name) is not None:

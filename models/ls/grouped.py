@@ -14,16 +14,15 @@ of ``MultiheadAttention`` or ``FeedForward`` copies *is* one (its class, its for
 Row by row this is what each language's copy computes on its own rows; the batch's shapes are the only shapes,
 and a layer costs a fixed number of operations whatever the number of languages.
 
-:func:`fuse` moves the copies' parameters into the grouped module (their initial values, so initialisation is that
-of the per-language code; ``langs.<name>`` holds the stacked ``<name>`` of every copy). :func:`twin` instead reads
-them from the copies at every forward (the per-target decoder's stacks, which decoding calls one by one): the twin
-owns nothing and is registered only so that ``train()`` / ``eval()`` reach its dropout. Either way languages absent
-from a batch get a zero gradient (``None`` per language before): what fairseq's fp16 optimiser, which the papers
-trained with, gives every unused parameter too.
+:func:`fuse` moves the copies' parameters into the grouped module (their initial values: initialisation is that of
+the per-language code; ``<name>`` of the grouped module holds the stacked ``<name>`` of every copy). Languages
+absent from a batch get a zero gradient (``None`` per language before): what fairseq's fp16 optimiser, which the
+papers trained with, gives every unused parameter too.
 
 Encoder and decoder layers are grouped by :class:`GroupedLayer` (the same blocks in the same order, their residual
-LayerNorms taking the tiling). A tree with any other parameterised module (an LS module inside, an adapter) cannot
-be grouped (``None``) and its owner keeps the per-language calls (:func:`route`).
+LayerNorms taking the tiling), per-target decoder stacks by :class:`GroupedStack`. A tree with any other
+parameterised module (an LS module inside, an adapter) cannot be grouped (``None``) and its owner keeps the
+per-language calls (:func:`route`).
 """
 
 from __future__ import annotations
@@ -48,38 +47,30 @@ Modules = Sequence[nn.Module] | nn.ModuleList
 
 
 class _Stacked(nn.Module):
-    """A leaf's weights: stacked parameters of its own (``own``), or the copies' stacked at every forward."""
+    """A leaf whose parameters are the copies' of the same name, stacked over the languages: ``(L, …)``."""
 
-    def __init__(self, copies: Sequence[nn.Module], names: tuple[str, ...], own: bool) -> None:
+    def __init__(self, copies: Sequence[nn.Module], names: tuple[str, ...]) -> None:
         super().__init__()
         self.names, self.languages = names, len(copies)
-        self.copies = None if own else list(copies)  # not registered: another module's parameters
         for name in names:
             first = getattr(copies[0], name)
-            stacked = None if first is None or not own else torch.stack([getattr(c, name).detach() for c in copies])
+            stacked = None if first is None else torch.stack([getattr(c, name).detach() for c in copies])
             self.register_parameter(name, None if stacked is None else nn.Parameter(stacked, first.requires_grad))
 
     def stacked(self) -> list[Tensor | None]:
         """Each weight ``(L, …)``."""
-        if self.copies is None:
-            return [getattr(self, n) for n in self.names]
-        return [
-            None if getattr(self.copies[0], n) is None else torch.stack([getattr(c, n) for c in self.copies])
-            for n in self.names
-        ]
+        return [getattr(self, n) for n in self.names]
 
     def one(self, lang: int) -> list[Tensor | None]:
         """Language ``lang``'s weights."""
-        if self.copies is not None:
-            return [getattr(self.copies[lang], n) for n in self.names]
         return [None if w is None else w[lang] for w in self.stacked()]
 
 
 class GroupedLinear(_Stacked):
     """``y = x W_l^T + b_l`` for each row's language ``l``: ``x (n r, …, in)`` tiled, or one language's rows."""
 
-    def __init__(self, copies: Sequence[nn.Linear], own: bool) -> None:
-        super().__init__(copies, ("weight", "bias"), own)
+    def __init__(self, copies: Sequence[nn.Linear]) -> None:
+        super().__init__(copies, ("weight", "bias"))
         self.in_features, self.out_features = copies[0].in_features, copies[0].out_features
 
     def forward(self, x: Tensor, langs: LangContext) -> Tensor:
@@ -97,8 +88,8 @@ class GroupedLinear(_Stacked):
 class GroupedLayerNorm(_Stacked):
     """``gamma_l * norm(x) + beta_l`` for each row's language ``l``: ``forward(x, tiles)``."""
 
-    def __init__(self, copies: Sequence[nn.LayerNorm], own: bool) -> None:
-        super().__init__(copies, ("weight", "bias"), own)
+    def __init__(self, copies: Sequence[nn.LayerNorm]) -> None:
+        super().__init__(copies, ("weight", "bias"))
         self.shape, self.eps = copies[0].normalized_shape, copies[0].eps
 
     def forward(self, x: Tensor, tiles: Tiles) -> Tensor:
@@ -130,26 +121,17 @@ def _tiling(langs: LangContext) -> Tiles:
 
 def fuse(copies: Sequence[nn.Module]) -> nn.Module | None:
     """The copies grouped into one module owning their parameters, stacked (module docstring); ``None``: cannot."""
-    return _group(copies, own=True)
-
-
-def twin(copies: Sequence[nn.Module]) -> nn.Module | None:
-    """The copies grouped into one module that reads their parameters (module docstring); ``None``: cannot."""
-    return _group(copies, own=False)
-
-
-def _group(copies: Sequence[nn.Module], own: bool) -> nn.Module | None:
     first = copies[0]
     if type(first) in (nn.Linear, Linear):
-        return GroupedLinear(copies, own)  # type: ignore[arg-type]
+        return GroupedLinear(copies)  # type: ignore[arg-type]
     if type(first) is EncoderLayer or type(first) is DecoderLayer:
-        return GroupedLayer.of(copies, own)
+        return GroupedLayer.of(copies)
     if type(first) not in PLAIN or any(t is not None for t in (*first._parameters.values(), *first._buffers.values())):
         return None
     out = copy.copy(first)  # the same class and settings; children grouped below
     out._parameters, out._buffers, out._modules = {}, {}, {}
     for name in first._modules:
-        child = _group([c._modules[name] for c in copies], own)  # type: ignore[misc]
+        child = fuse([c._modules[name] for c in copies])  # type: ignore[misc]
         if child is None:
             return None
         out._modules[name] = child
@@ -159,9 +141,9 @@ def _group(copies: Sequence[nn.Module], own: bool) -> nn.Module | None:
 class GroupedResidual(nn.Module):
     """:class:`~models.layers.Residual` with a :class:`GroupedLayerNorm`: ``forward(x, sublayer, tiles)``."""
 
-    def __init__(self, copies: Sequence[Residual], own: bool) -> None:
+    def __init__(self, copies: Sequence[Residual]) -> None:
         super().__init__()
-        self.norm = GroupedLayerNorm([c.norm for c in copies], own)
+        self.norm = GroupedLayerNorm([c.norm for c in copies])
         self.dropout = copy.copy(copies[0].dropout)
         self.normalize_before = copies[0].normalize_before
 
@@ -183,13 +165,13 @@ class GroupedLayer(nn.Module):
             self.add_module(f"{name}_block", block)
 
     @classmethod
-    def of(cls, copies: Sequence[nn.Module], own: bool) -> GroupedLayer | None:
+    def of(cls, copies: Sequence[nn.Module]) -> GroupedLayer | None:
         decoder = type(copies[0]) is DecoderLayer
         names = ("self_attn", "cross_attn", "ffn") if decoder else ("self_attn", "ffn")
-        subs = {n: _group([getattr(c, n) for c in copies], own) for n in names}
+        subs = {n: fuse([getattr(c, n) for c in copies]) for n in names}
         if any(s is None for s in subs.values()):
             return None
-        blocks = {n: GroupedResidual([getattr(c, f"{n}_block") for c in copies], own) for n in names}
+        blocks = {n: GroupedResidual([getattr(c, f"{n}_block") for c in copies]) for n in names}
         return cls(subs, blocks, None if decoder else copies[0].causal)  # type: ignore[arg-type]
 
     def _block(self, name: str, x: Tensor, call: Callable[[nn.Module, Tensor], Tensor], tiles: Tiles) -> Tensor:
@@ -219,7 +201,7 @@ class GroupedLayer(nn.Module):
 
 
 class GroupedStack(nn.Module):
-    """The twin of ``L`` decoder stacks (``models.transformer.DecoderStack``: layers, then a final LayerNorm)."""
+    """Grouped decoder stacks (``models.transformer.DecoderStack``: layers, then a final LayerNorm), called as one."""
 
     def __init__(self, layers: Sequence[GroupedLayer], final_norm: GroupedLayerNorm | None) -> None:
         super().__init__()
@@ -229,19 +211,20 @@ class GroupedStack(nn.Module):
     @classmethod
     def of(cls, stacks: Sequence[nn.Module]) -> GroupedStack | None:
         depth = len(stacks[0].layers)  # type: ignore[arg-type]
-        layers = [twin([s.layers[i] for s in stacks]) for i in range(depth)]  # type: ignore[index,misc]
+        layers = [fuse([s.layers[i] for s in stacks]) for i in range(depth)]  # type: ignore[index,misc]
         if not all(isinstance(layer, GroupedLayer) for layer in layers):
             return None
         norms = [s.final_norm for s in stacks]
-        final = None if norms[0] is None else GroupedLayerNorm(norms, own=False)  # type: ignore[arg-type]
+        final = None if norms[0] is None else GroupedLayerNorm(norms)  # type: ignore[arg-type]
         return cls(layers, final)  # type: ignore[arg-type]
 
-    def forward(
-        self, x: Tensor, langs: LangContext, memory: Tensor, memory_mask: Tensor | None, self_mask: Tensor | None
-    ) -> Tensor:
-        """Tiled rows ``x (n r, T, D)`` and their memory ``(n r, S, D)`` -> ``(n r, T, D)`` (teacher-forced)."""
-        for layer in self.layers:
-            x = layer(x, langs, memory, memory_mask, self_padding_mask=self_mask)
+    def forward(self, x: Tensor, langs: LangContext, enc: Any, self_padding_mask: Tensor | None,
+                caches: Sequence[Any] | None) -> Tensor:
+        """As ``DecoderStack.forward``: ``x (N, T, D)``, ``enc`` the rows' encoder output (``out``,
+        ``padding_mask``), ``caches`` one per layer or ``None`` -> ``(N, T, D)``."""
+        for i, layer in enumerate(self.layers):
+            x = layer(x, langs, enc.out, enc.padding_mask, self_padding_mask=self_padding_mask,
+                      cache=None if caches is None else caches[i])
         return x if self.final_norm is None else self.final_norm(x, _tiling(langs))
 
 

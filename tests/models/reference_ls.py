@@ -113,13 +113,13 @@ def decoder_forward(self: Decoder, prev_tokens: Tensor, enc: EncoderOut, langs: 
     self_pad = pad if bool(pad.any()) else None
     ids, uniform = self.stack_ids(langs)
     if uniform is not None:
-        x = self.stacks[uniform](x, langs, enc, self_pad, None)
+        x = self.stack(uniform)(x, langs, enc, self_pad, None)
     else:
         out = torch.zeros_like(x)
         beam = x.size(0) // max(enc.out.size(0), 1)
         for g, rows in group_rows(ids):
             sentences = rows[::beam] // beam
-            y = self.stacks[g](x.index_select(0, rows), langs.index_select(rows), enc.index_select(sentences),
+            y = self.stack(g)(x.index_select(0, rows), langs.index_select(rows), enc.index_select(sentences),
                                None if self_pad is None else self_pad.index_select(0, rows), None)
             out = out.index_copy(0, rows, y)
         x = out

@@ -15,7 +15,7 @@ import models.ls.lsl as lsl
 from models.attention import MultiheadAttention
 from models.lang import LangContext
 from models.layers import DecoderLayer, EncoderLayer, FeedForward
-from models.ls.grouped import fuse, grouped_call, route, twin
+from models.ls.grouped import GroupedStack, fuse, grouped_call, route
 from models.tiles import Tiles
 from tests.models.helpers import method_model
 
@@ -64,16 +64,11 @@ def _inputs(kind: str) -> tuple[torch.Tensor, LangContext, tuple, dict]:
     return x, langs, (), {}
 
 
-def _grads(params: list[torch.Tensor]) -> list[torch.Tensor]:
-    return [torch.zeros_like(p) if p.grad is None else p.grad for p in params]
-
-
 @pytest.mark.parametrize("side", ["src", "tgt"])
 @pytest.mark.parametrize("kind", ["ffn", "attention", "encoder", "encoder-post", "decoder"])
-@pytest.mark.parametrize("own", [True, False], ids=["fused", "twin"])
-def test_grouped_module_equals_the_copies_called_language_by_language(kind: str, side: str, own: bool) -> None:
+def test_grouped_module_equals_the_copies_called_language_by_language(kind: str, side: str) -> None:
     copies = _copies(kind.removesuffix("-post"), normalize_before=not kind.endswith("-post"))
-    module = fuse(copy.deepcopy(copies)) if own else twin(copies)
+    module = fuse(copy.deepcopy(copies))
     assert module is not None
     x, langs, args, kwargs = _inputs(kind.removesuffix("-post"))
     up = torch.randn(*x.shape, generator=torch.Generator().manual_seed(2))
@@ -85,15 +80,11 @@ def test_grouped_module_equals_the_copies_called_language_by_language(kind: str,
     new = grouped_call(module, L, side, x, langs, *args, **kwargs)
     torch.testing.assert_close(new, old)
 
-    new.backward(up)
-    if own:  # the stacked weights' gradients, language by language
-        names = [n for n, _ in copies[0].named_parameters()]
-        stacked = dict(module.named_parameters())
-        assert sorted(stacked) == sorted(names)
-        per_lang = [stacked[n].grad[lang] for lang in range(L) for n in names]  # type: ignore[index]
-    else:  # the twin owns nothing: the copies' own gradients
-        assert not list(module.parameters())
-        per_lang = _grads([p for c in copies for p in c.parameters()])
+    new.backward(up)  # the stacked weights' gradients, language by language: each copy's
+    names = [n for n, _ in copies[0].named_parameters()]
+    stacked = dict(module.named_parameters())
+    assert list(stacked) == names  # the copies' names and order
+    per_lang = [stacked[n].grad[lang] for lang in range(L) for n in names]  # type: ignore[index]
     expected = [torch.zeros_like(p) if g is None else g
                 for g, p in zip(old_grads[1:], (p for c in copies for p in c.parameters()), strict=True)]
     for got, want in zip(per_lang, expected, strict=True):
@@ -148,7 +139,7 @@ def test_mixed_batches_take_the_grouped_path(kind: str, monkeypatch: pytest.Monk
 
     for module in (grouped, lsl, fd):
         monkeypatch.setattr(module, "route", no_route)
-    assert decoder == "shared" or model.decoder.grouped is not None  # the per-target stacks: all at once
+    assert decoder == "shared" or isinstance(model.decoder.stacks, GroupedStack)  # per-target stacks: all at once
     langs = LangContext.from_ids([0, 1, 2, 0], [1, 2, 0, 2])
     src = torch.randint(4, 13, (4, 5))
     model(src, src, langs).sum().backward()
