@@ -218,13 +218,20 @@ class GroupedStack(nn.Module):
         final = None if norms[0] is None else GroupedLayerNorm(norms)  # type: ignore[arg-type]
         return cls(layers, final)  # type: ignore[arg-type]
 
-    def forward(self, x: Tensor, langs: LangContext, enc: Any, self_padding_mask: Tensor | None,
-                caches: Sequence[Any] | None) -> Tensor:
+    def forward(
+        self, x: Tensor, langs: LangContext, enc: Any, self_padding_mask: Tensor | None, caches: Sequence[Any] | None
+    ) -> Tensor:
         """As ``DecoderStack.forward``: ``x (N, T, D)``, ``enc`` the rows' encoder output (``out``,
         ``padding_mask``), ``caches`` one per layer or ``None`` -> ``(N, T, D)``."""
         for i, layer in enumerate(self.layers):
-            x = layer(x, langs, enc.out, enc.padding_mask, self_padding_mask=self_padding_mask,
-                      cache=None if caches is None else caches[i])
+            x = layer(
+                x,
+                langs,
+                enc.out,
+                enc.padding_mask,
+                self_padding_mask=self_padding_mask,
+                cache=None if caches is None else caches[i],
+            )
         return x if self.final_norm is None else self.final_norm(x, _tiling(langs))
 
 
