@@ -18,6 +18,8 @@ trainer update (``lsnmt.train.update``: the kind's criterion, fused AdamW):
   those of one update), and ``copies``: host-to-device copies per update (``models.lang.host_copy``).
 
 ``--tiny``: width 32 (the operation counts do not depend on it). On a GPU each round ends with a synchronize.
+``--layout tiles`` runs a GPU's layout of the grouped computations on a CPU (its operation counts and shapes are
+the GPU's; a CPU's own layout, segments of exact sizes, has data-dependent shapes on purpose: ``models/tiles.py``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import models.lang
+import models.tiles
 from lsnmt.config import Experiment, Params
 from lsnmt.data.corpus import Sample
 from lsnmt.methods import resolve
@@ -172,7 +175,10 @@ def main(argv: list[str] | None = None) -> list[Row]:
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     ap.add_argument("--tiny", action="store_true", help="width 32 (the operation counts do not depend on it)")
     ap.add_argument("--only", nargs="*", help="these methods (and naive)")
+    ap.add_argument("--layout", choices=["segments", "tiles"], default="segments",
+                    help="a CPU's layout of the grouped computations (models/tiles.py): its own, or a GPU's")
     args = ap.parse_args(argv)
+    models.tiles.CPU_LAYOUT = args.layout
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -204,7 +210,8 @@ def _print(rows: dict[str, Row], args: argparse.Namespace, exp: Experiment) -> N
     m = exp.model
     print(f"{args.experiment}: {m.embed_dim}-dim {m.encoder_layers}+{m.decoder_layers} layers, "
           f"{len(exp.data.languages)} languages, mixed batches of {args.max_tokens} tokens; {args.device} "
-          f"{args.precision}, {torch.get_num_threads()} thread(s), best of {args.rounds} x {args.updates} updates")
+          f"{args.precision}, {torch.get_num_threads()} thread(s), best of {args.rounds} x {args.updates} updates"
+          + (f"; a CPU's layout: {args.layout}" if args.device == "cpu" else ""))
     print(f"{'method':14s} {'ms/update':>9s} {'x naive':>7s} {'ops':>6s} {'computing':>9s} {'beyond naive':>12s} "
           f"{'shapes':>6s} {'copies':>6s}")
     for r in rows.values():

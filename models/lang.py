@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+import models.tiles as tiles_module
 from models.tiles import Tiles
 
 Side = Literal["src", "tgt"]
@@ -230,13 +231,18 @@ class LangContext:
 
     def tiled(self, side: Side, languages: int) -> LangContext:
         """These rows laid out in tiles of one ``side`` language each (:class:`~models.tiles.Tiles`, ``languages``
-        ids): the context of the tiled rows (this one's route and progress, no padding), its ``tiling`` set. The
-        layout is found once per context, side and number of languages, on the device, and shared with the contexts
-        :meth:`with_` derives."""
+        ids; on a CPU, in segments: ``models/tiles.py``): the context of the laid-out rows (this one's route and
+        progress, no padding), its ``tiling`` set. The layout is found once per context, side and number of
+        languages and shared with the contexts :meth:`with_` derives."""
         cache: dict[tuple[str, int], tuple[Tiles, Tensor, Tensor]] = self.__dict__["_tiles"]
         key = (side, languages)
         if key not in cache:
-            tiles = Tiles.of(self.src if side == "src" else self.tgt, languages)
+            cpu = self.src.device.type == "cpu" and not torch.compiler.is_compiling()
+            if cpu and tiles_module.CPU_LAYOUT == "segments":
+                g = self.groups(side)  # a CPU: segments of the exact sizes (models/tiles.py)
+                tiles = Tiles.sorted(g.order, g.inverse, tuple(zip(g.ids, g.counts, strict=True)))
+            else:
+                tiles = Tiles.of(self.src if side == "src" else self.tgt, languages)
             cache[key] = tiles, tiles.tile(self.src), tiles.tile(self.tgt)
         tiles, src, tgt = cache[key]
         return LangContext(src, tgt, self.route, self.progress, tiling=tiles)

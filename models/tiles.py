@@ -14,15 +14,25 @@ Slots no row fills read row 0 (any real row does: nothing reads their outputs ba
 tiles past the last used one belong to language ``L - 1``. Everything is computed on the device from the ids with
 fixed-shape operations (a one-hot count, a cumulative sum, a scatter): no host-device synchronisation, no shape
 that depends on the data, so the set of shapes a model sees is the set of its batch shapes.
+
+**On a CPU** the rows are instead sorted by language into segments of their exact sizes (:attr:`Tiles.segments`,
+found on the host), and each language's weights apply to its segment: a CPU has no per-shape cost, and copying each
+tile's weights (``n`` copies of every matrix per update, and their gradients) costs it several times the matmuls
+(LSL's update 9x naive's at ``default_gpu``'s size). ``torch.compile`` always gets tiles; :data:`CPU_LAYOUT` set to
+``"tiles"`` gives a CPU the GPU's layout (the tests that guard it).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 from torch import Tensor
+
+CPU_LAYOUT: Literal["segments", "tiles"] = "segments"
+"""The layout of a CPU's grouped computations (module docstring)."""
 
 
 def rows_per_tile(rows: int, languages: int) -> int:
@@ -34,7 +44,8 @@ def rows_per_tile(rows: int, languages: int) -> int:
 class Tiles:
     """``B`` rows in ``count`` tiles of ``rows`` rows: ``fill (count * rows,)`` the row in each slot, ``slot (B,)``
     each row's slot, ``group (count,)`` the language of each tile (``None``: tile ``g`` is language ``g``);
-    ``single``: every row is of this one language, in place (:meth:`one`)."""
+    ``single``: every row is of this one language, in place (:meth:`one`); ``segments``: the rows sorted by language
+    instead, ``(language, rows)`` of each segment in order (``fill``: the sorted rows, ``slot``: each row's place)."""
 
     fill: Tensor | None
     slot: Tensor | None
@@ -42,6 +53,7 @@ class Tiles:
     count: int
     rows: int
     single: int | None = None
+    segments: tuple[tuple[int, int], ...] | None = None
 
     @classmethod
     def of(cls, ids: Tensor, languages: int) -> Tiles:
@@ -63,6 +75,11 @@ class Tiles:
     def identity(cls, groups: int, rows: int) -> Tiles:
         """``groups`` tiles of ``rows`` rows already in place, tile ``g`` language ``g`` (e.g. experts' buffers)."""
         return cls(None, None, None, groups, rows)
+
+    @classmethod
+    def sorted(cls, order: Tensor, inverse: Tensor, segments: tuple[tuple[int, int], ...]) -> Tiles:
+        """Rows in the order ``order`` (each row's place: ``inverse``), ``segments`` of one language each."""
+        return cls(order, inverse, None, len(segments), 0, segments=segments)
 
     @classmethod
     def one(cls, lang: int) -> Tiles:

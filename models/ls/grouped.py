@@ -76,10 +76,15 @@ class GroupedLinear(_Stacked):
     def forward(self, x: Tensor, langs: LangContext) -> Tensor:
         tiles = _tiling(langs)
         if tiles.single is not None:
-            w, b = self.one(tiles.single)
-            return F.linear(x, w, b)  # type: ignore[arg-type]
+            return self._one(x, tiles.single)
+        if tiles.segments is not None:
+            return _per_segment(x, tiles, self._one)
         w, b = self.stacked()
         return grouped_linear(x, tiles, w, b)  # type: ignore[arg-type]
+
+    def _one(self, x: Tensor, lang: int) -> Tensor:
+        w, b = self.one(lang)
+        return F.linear(x, w, b)  # type: ignore[arg-type]
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, languages={self.languages}"
@@ -94,8 +99,9 @@ class GroupedLayerNorm(_Stacked):
 
     def forward(self, x: Tensor, tiles: Tiles) -> Tensor:
         if tiles.single is not None:
-            g, b = self.one(tiles.single)
-            return F.layer_norm(x, self.shape, g, b, self.eps)
+            return self._one(x, tiles.single)
+        if tiles.segments is not None:
+            return _per_segment(x, tiles, self._one)
         y = F.layer_norm(x, self.shape, None, None, self.eps)
         gamma, beta = self.stacked()
         if gamma is None:
@@ -105,9 +111,24 @@ class GroupedLayerNorm(_Stacked):
         out = yt * g if beta is None else torch.addcmul(tiles.per_tile(beta).unsqueeze(1), yt, g)
         return out.view_as(x)
 
+    def _one(self, x: Tensor, lang: int) -> Tensor:
+        g, b = self.one(lang)
+        return F.layer_norm(x, self.shape, g, b, self.eps)
+
+
+def _per_segment(x: Tensor, tiles: Tiles, fn: Callable[[Tensor, int], Tensor]) -> Tensor:
+    """``fn(x_l, l)`` on each language's segment of the sorted rows ``x``, concatenated (one segment: no copy)."""
+    assert tiles.segments is not None
+    langs, counts = zip(*tiles.segments, strict=True)
+    parts = [fn(xs, lang) for xs, lang in zip(x.split(list(counts)), langs, strict=True)]
+    return parts[0] if len(parts) == 1 else torch.cat(parts)
+
 
 def grouped_linear(x: Tensor, tiles: Tiles, weight: Tensor, bias: Tensor | None) -> Tensor:
-    """``x (n r, …, in)`` with each tile's ``weight (L, out, in)`` and ``bias (L, out)`` -> ``(n r, …, out)``."""
+    """``x (n r, …, in)`` with each tile's ``weight (L, out, in)`` and ``bias (L, out)`` -> ``(n r, …, out)``; on
+    rows in segments (a CPU), each segment's."""
+    if tiles.segments is not None:
+        return _per_segment(x, tiles, lambda xs, lang: F.linear(xs, weight[lang], None if bias is None else bias[lang]))
     w = tiles.per_tile(weight).transpose(1, 2)  # (n, in, out)
     xt = x.reshape(tiles.count, -1, x.size(-1))  # (n, r T, in)
     y = torch.bmm(xt, w) if bias is None else torch.baddbmm(tiles.per_tile(bias).unsqueeze(1), xt, w)

@@ -12,6 +12,7 @@ from torch import nn
 import models.ls.fd as fd
 import models.ls.grouped as grouped
 import models.ls.lsl as lsl
+import models.tiles
 from models.attention import MultiheadAttention
 from models.lang import LangContext
 from models.layers import DecoderLayer, EncoderLayer, FeedForward
@@ -64,9 +65,16 @@ def _inputs(kind: str) -> tuple[torch.Tensor, LangContext, tuple, dict]:
     return x, langs, (), {}
 
 
+@pytest.fixture(params=["segments", "tiles"])
+def layout(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both layouts on the CPU: its own (segments) and a GPU's (tiles)."""
+    monkeypatch.setattr(models.tiles, "CPU_LAYOUT", request.param)
+    return str(request.param)
+
+
 @pytest.mark.parametrize("side", ["src", "tgt"])
 @pytest.mark.parametrize("kind", ["ffn", "attention", "encoder", "encoder-post", "decoder"])
-def test_grouped_module_equals_the_copies_called_language_by_language(kind: str, side: str) -> None:
+def test_grouped_module_equals_the_copies_called_language_by_language(kind: str, side: str, layout: str) -> None:
     copies = _copies(kind.removesuffix("-post"), normalize_before=not kind.endswith("-post"))
     module = fuse(copy.deepcopy(copies))
     assert module is not None
@@ -92,7 +100,7 @@ def test_grouped_module_equals_the_copies_called_language_by_language(kind: str,
     torch.testing.assert_close(x.grad, old_grads[0])
 
 
-def test_a_batch_of_one_language_runs_that_languages_weights() -> None:
+def test_a_batch_of_one_language_runs_that_languages_weights() -> None:  # (no layout: one language in place)
     copies = _copies("encoder")
     module = fuse(copy.deepcopy(copies))
     assert module is not None
@@ -129,7 +137,7 @@ def test_tiles_hold_each_row_once_in_a_tile_of_its_language(rows: int, languages
 
 
 @pytest.mark.parametrize("kind", ["lsl", "fd", "switch", "clsr"])
-def test_mixed_batches_take_the_grouped_path(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mixed_batches_take_the_grouped_path(kind: str, layout: str, monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = {"route": "ls"} if kind == "fd" else {}
     decoder = "per-target" if kind == "lsl" else "shared"  # per-target stacks of other LS modules: stack by stack
     model = method_model(kind, decoder, **cfg)

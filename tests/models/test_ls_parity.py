@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+import models.tiles
 from lsnmt.train.loss import default_criterion
 from models.build import build_transformer
 from models.lang import LangContext
@@ -77,10 +78,14 @@ def assert_same(new: dict[str, torch.Tensor], old: dict[str, torch.Tensor]) -> N
         torch.testing.assert_close(new[name], old[name], msg=lambda m, name=name: f"{name}: {m}")
 
 
+@pytest.mark.parametrize("layout", ["segments", "tiles"])
 @pytest.mark.parametrize("train", [True, False], ids=["train", "eval"])
 @pytest.mark.parametrize("decoder", ["shared", "per-target"])
 @pytest.mark.parametrize("case", CASES)
-def test_new_forward_equals_the_old_one(case: str, decoder: str, train: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_new_forward_equals_the_old_one(case: str, decoder: str, train: bool, layout: str,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both layouts of the grouped modules (``models/tiles.py``): a CPU's segments and a GPU's tiles."""
+    monkeypatch.setattr(models.tiles, "CPU_LAYOUT", layout)
     kind, cfg = CASES[case]
     model = perturbed_norms(method_model(kind, decoder, **cfg))
     langs = LangContext(torch.tensor(MIXED[0]), torch.tensor(MIXED[1]))

@@ -2,7 +2,8 @@
 H200 and not on a CPU): every method that routes rows by language (LSL and its search layer, FD's experts, CLSR,
 Switch, the per-target decoder) computes all languages at once on rows tiled by language (``models/ls/grouped.py``).
 
-Guarded on the CPU, for each such method on mixed-direction batches:
+Guarded on the CPU in a GPU's layout (tiles; a CPU's own, segments of exact sizes, has data-dependent shapes on
+purpose: ``models/tiles.py``), for each such method on mixed-direction batches:
 
 * no tensor shape depends on the batch's mix of languages: over 50 updates of one batch shape with random
   directions, no module is called with shapes it did not have in the first (per-language sub-batches gave every
@@ -23,6 +24,7 @@ import pytest
 import torch
 
 import models.lang
+import models.tiles
 from lsnmt.config import Params
 from lsnmt.data.corpus import Sample
 from lsnmt.train.loss import default_criterion
@@ -35,6 +37,12 @@ from models.ls.lsl import LSLSearchConfig, search_factories
 from tests.models.helpers import EOS, PAD, random_batch, tiny_config
 
 LANGS = 5
+
+
+@pytest.fixture(autouse=True)
+def gpu_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(models.tiles, "CPU_LAYOUT", "tiles")
+
 CASES: dict[str, tuple[str | None, dict[str, Any], str]] = {
     "naive": (None, {}, "shared"),
     "lsl": ("lsl", {"src": (1,), "tgt": (2,)}, "shared"),
