@@ -15,19 +15,26 @@ caller's, never inside a method's forward: the project builds every context from
 
 Per-language sub-batches (:class:`RowGroups`) are formed by one stable sort of the rows by language: each
 language's rows keep their batch order, ``split`` gathers once and slices, ``merge`` concatenates and gathers back,
-so a mixed batch gives row by row what each language's rows give on their own.
+so a mixed batch gives row by row what each language's rows give on their own (tools, decoding). A training forward
+instead lays the rows out in tiles of one language each (:meth:`LangContext.tiled`, ``models/tiles.py``), found on
+the device with fixed shapes, and applies every language's weights at once (``models/ls/grouped.py``).
+
+Nothing here is a ``functools.cached_property``: on Python 3.11 it takes an ``RLock``, which ``torch.compile``
+cannot trace (a graph break per property read); values are cached in the instance's ``__dict__`` by hand.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
 import torch
 from torch import Tensor
+
+import models.tiles as tiles_module
+from models.tiles import Tiles
 
 Side = Literal["src", "tgt"]
 
@@ -95,15 +102,19 @@ class RowGroups:
         """One language covers every row (no gather needed)."""
         return len(self.ids) == 1
 
-    @cached_property
+    @property
     def order(self) -> Tensor:
-        return to_device(self.host_order, self.device)
+        if "_order" not in self.__dict__:
+            self._order = to_device(self.host_order, self.device)
+        return self._order
 
-    @cached_property
+    @property
     def inverse(self) -> Tensor:
-        inverse = np.empty_like(self.host_order)
-        inverse[self.host_order] = np.arange(len(self.host_order))
-        return to_device(inverse, self.device)
+        if "_inverse" not in self.__dict__:
+            inverse = np.empty_like(self.host_order)
+            inverse[self.host_order] = np.arange(len(self.host_order))
+            self._inverse = to_device(inverse, self.device)
+        return self._inverse
 
     def host_rows(self) -> list[np.ndarray]:
         """Each language's rows (ascending), host arrays."""
@@ -153,6 +164,9 @@ class LangContext:
     leave pads out of routing, CLSR out of its budget."""
     host: HostIds | None = field(default=None, repr=False)
     """The ids on the host (``None``: unknown, read from the device when first needed)."""
+    tiling: Tiles | None = field(default=None, repr=False)
+    """Set on the context of rows laid out in tiles (:meth:`tiled`): which language each tile is, what the grouped
+    modules inside a language-specific module read (``models/ls/grouped.py``)."""
 
     def __post_init__(self) -> None:
         if self.src.dim() != 1 or self.src.shape != self.tgt.shape:
@@ -161,6 +175,7 @@ class LangContext:
             raise TypeError(f"language ids must be torch.long, got {self.src.dtype} and {self.tgt.dtype}")
         if self.host is not None and len(self.host.src) != len(self.src):
             raise ValueError(f"{len(self.host.src)} host ids for {len(self.src)} rows")
+        self.__dict__["_tiles"] = {}  # tiled(): shared with every context with_() derives, found once for all
 
     @classmethod
     def from_ids(
@@ -184,20 +199,53 @@ class LangContext:
     def __len__(self) -> int:
         return self.src.numel()
 
-    @cached_property
+    @property
     def ids(self) -> HostIds:
         """The host ids: ``host``, or read from the device once (a synchronisation: module docstring)."""
-        return self.host if self.host is not None else HostIds(self.src.cpu().numpy(), self.tgt.cpu().numpy())
+        if self.host is not None:
+            return self.host
+        if "ids" not in self.__dict__:
+            self.__dict__["ids"] = HostIds(self.src.cpu().numpy(), self.tgt.cpu().numpy())
+        return self.__dict__["ids"]
 
-    @cached_property
+    @property
     def uniform_src(self) -> int | None:
         """The source id if every row shares it, else ``None`` (also for an empty batch)."""
-        return self.ids.uniform("src")
+        return self.uniform("src")
 
-    @cached_property
+    @property
     def uniform_tgt(self) -> int | None:
         """The target id if every row shares it, else ``None`` (also for an empty batch)."""
-        return self.ids.uniform("tgt")
+        return self.uniform("tgt")
+
+    def uniform(self, side: Side) -> int | None:
+        """The ``side`` id if every row shares it, else ``None`` (found once, on the host). ``None`` while
+        ``torch.compile`` traces: the modules take their general path, valid for any batch, and nothing on the
+        host is traced (a host array read there is a graph break)."""
+        if torch.compiler.is_compiling():
+            return None
+        name = f"uniform_{side}"
+        if name not in self.__dict__:
+            self.__dict__[name] = self.ids.uniform(side)
+        return self.__dict__[name]
+
+    def tiled(self, side: Side, languages: int) -> LangContext:
+        """These rows laid out in tiles of one ``side`` language each (:class:`~models.tiles.Tiles`, ``languages``
+        ids; on a CPU, in segments: ``models/tiles.py``): the context of the laid-out rows (this one's route and
+        progress, no padding), its ``tiling`` set. The layout is found once per context, side and number of
+        languages and shared with the contexts :meth:`with_` derives."""
+        cache: dict[tuple[str, int], tuple[Tiles, Tensor, Tensor]] = self.__dict__["_tiles"]
+        key = (side, languages)
+        if key not in cache:
+            cpu = self.src.device.type == "cpu" and not torch.compiler.is_compiling()
+            if cpu and tiles_module.CPU_LAYOUT == "segments":
+                g = self.groups(side)  # a CPU: segments of the exact sizes (models/tiles.py)
+                tiles = Tiles.sorted(g.order, g.inverse, tuple(zip(g.ids, g.counts, strict=True)))
+            else:
+                tiles = Tiles.of(self.src if side == "src" else self.tgt, languages)
+            cache[key] = tiles, tiles.tile(self.src), tiles.tile(self.tgt)
+        tiles, src, tgt = cache[key]
+        return LangContext(src, tgt, self.route, self.progress, tiling=tiles)
 
     def groups(self, side: Side) -> RowGroups:
         """The rows of each ``side`` language (:class:`RowGroups`), found once per context and side on the host
@@ -249,7 +297,7 @@ class LangContext:
     def with_(self, **changes: Any) -> LangContext:
         """This context with ``route=``/``progress=``/``padding=`` replaced (what is known of its rows is kept)."""
         out = replace(self, **changes)
-        for name in ("ids", "uniform_src", "uniform_tgt", "_groups"):
+        for name in ("ids", "uniform_src", "uniform_tgt", "_groups", "_tiles"):
             if name in self.__dict__:
                 out.__dict__[name] = self.__dict__[name]
         return out
@@ -262,8 +310,10 @@ class LangContext:
         return None if known is None or rows is None else known.take(rows)
 
     def _derived(self, src: Tensor, tgt: Tensor, host: HostIds | None) -> LangContext:
-        """A context of some of these rows (same route and progress); one direction stays known as such."""
-        out = LangContext(src, tgt, self.route, self.progress, host=host)
+        """A context of some of these rows (same route and progress); one direction stays known as such, and so does
+        a tiling of one language (the rows of a tiled layout are not these)."""
+        single = self.tiling is not None and self.tiling.single is not None
+        out = LangContext(src, tgt, self.route, self.progress, host=host, tiling=self.tiling if single else None)
         if host is None and len(out) > 0:
             for name in ("uniform_src", "uniform_tgt"):
                 if self.__dict__.get(name) is not None:

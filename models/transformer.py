@@ -10,7 +10,9 @@ then the layers, then a final LayerNorm when pre-norm (fairseq adds
 per-target decoders (LSL paper, Pires et al. 2023, "separate decoder"; Dong et
 al. 2015) there is one stack per target language; the token embedding and output
 projection stay shared, as the LSL paper shares them between encoder, decoders
-and output layer. Each row goes to ``stacks[langs.tgt[row]]``.
+and output layer. Each row goes to ``stacks[langs.tgt[row]]``: a teacher-forced batch of several targets goes
+through all stacks at once, its rows tiled by target (``models/ls/grouped.py``); decoding steps call each stack on
+its rows (:class:`StackLayout`).
 
 Every forward takes a :class:`~models.lang.LangContext`; batches may mix
 directions. Tensors are batch-first: ``(B, T, D)``.
@@ -18,7 +20,8 @@ directions. Tensors are batch-first: ``(B, T, D)``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,6 +32,7 @@ from models.embedding import TransformerEmbedding
 from models.lang import LangContext, RowGroups, group_rows, to_device
 from models.layers import LayerCache
 from models.ls.base import active_parameters
+from models.ls.grouped import GroupedStack, call_one
 
 
 @dataclass(eq=False)
@@ -186,7 +190,12 @@ class Decoder(nn.Module):
         if not per_target and len(stacks) != 1:
             raise ValueError(f"a shared decoder has one stack, got {len(stacks)}")
         self.embed = embed
-        self.stacks = nn.ModuleList(stacks)
+        fused = GroupedStack.of(stacks) if per_target and len(stacks) > 1 else None
+        self.stacks: nn.Module = fused if fused is not None else nn.ModuleList(stacks)
+        """The stacks: a ``ModuleList``, or per-target stacks grouped into one (every weight stacked over the
+        targets, ``models/ls/grouped.py``)."""
+        self.languages = len(stacks)
+        self.depth = len(stacks[0].layers)
         self.output_projection = output_projection
         self.per_target = per_target
         self.padding_idx = embed.positions.padding_idx
@@ -194,7 +203,7 @@ class Decoder(nn.Module):
     def stack_ids(self, langs: LangContext) -> tuple[Tensor, int | None]:
         """Stack of each row ``(B,)`` and the stack shared by all rows (``None`` if mixed)."""
         if self.per_target:
-            return langs.tgt, langs.uniform_tgt
+            return langs.tgt, langs.uniform("tgt")
         return torch.zeros_like(langs.tgt), 0
 
     def init_cache(self, langs: LangContext, beam: int = 1) -> DecoderCache:
@@ -205,7 +214,13 @@ class Decoder(nn.Module):
     def _stack_caches(self, cache: DecoderCache | None, g: int) -> list[LayerCache] | None:
         if cache is None:
             return None
-        return cache.stacks.setdefault(g, [LayerCache() for _ in self.stacks[g].layers])
+        return cache.stacks.setdefault(g, [LayerCache() for _ in range(self.depth)])
+
+    def stack(self, g: int) -> Callable[..., Tensor]:
+        """Stack ``g``, called as a ``DecoderStack``: its own module, or its slice of the grouped stacks."""
+        if isinstance(self.stacks, nn.ModuleList):
+            return self.stacks[g]  # type: ignore[no-any-return]
+        return functools.partial(call_one, self.stacks, g)
 
     def forward(self, prev_tokens: Tensor, enc: EncoderOut, langs: LangContext,
                 cache: DecoderCache | None = None) -> Tensor:
@@ -222,24 +237,39 @@ class Decoder(nn.Module):
         self_pad = prev_tokens.eq(self.padding_idx) if cache is None else None
         _, uniform = self.stack_ids(langs)
         if uniform is not None:  # fast path: one stack for the whole batch
-            x = self.stacks[uniform](x, langs, enc, self_pad, self._stack_caches(cache, uniform))
+            x = self.stack(uniform)(x, langs, enc, self_pad, self._stack_caches(cache, uniform))
+        elif cache is None and isinstance(self.stacks, GroupedStack) and x.size(0) == enc.out.size(0) > 0:
+            x = self._grouped(x, langs, enc, self_pad)
         else:
             beam = x.size(0) // max(enc.out.size(0), 1)
             layout = cache.layout(langs) if cache is not None else StackLayout.of(langs, beam)
             g = layout.groups
             pads = g.split(self_pad) if self_pad is not None else [None] * len(g.ids)
-            x = g.merge([self.stacks[s](xs, sub, enc.index_select(sents), pad, self._stack_caches(cache, s))
+            x = g.merge([self.stack(s)(xs, sub, enc.index_select(sents), pad, self._stack_caches(cache, s))
                          for s, xs, sub, sents, pad in zip(g.ids, g.split(x), layout.sub_langs, layout.sentences,
                                                            pads, strict=True)])
         if cache is not None:
             cache.step += prev_tokens.size(1)
         return self.output_projection(x)  # (B, T, V)
 
+    def _grouped(self, x: Tensor, langs: LangContext, enc: EncoderOut, self_pad: Tensor | None) -> Tensor:
+        """Teacher-forced rows of several targets: every stack at once, on the rows tiled by target language (the
+        grouped stacks, ``models/ls/grouped.py``: the shapes and operations of one stack)."""
+        sub = langs.tiled("tgt", self.languages)
+        t = sub.tiling
+        assert t is not None
+        pad = None if self_pad is None else t.tile(self_pad)
+        tiled = EncoderOut(t.tile(enc.out), t.tile(enc.padding_mask))
+        return t.untile(self.stacks(t.tile(x), sub, tiled, pad, None))
+
     def active_parameters(self, src: int, tgt: int) -> Iterator[Tensor]:
-        """Embedding, output projection and the one stack that serves ``tgt``."""
-        stack = self.stacks[tgt if self.per_target else 0]
-        for module in (self.embed, stack, self.output_projection):
+        """Embedding, output projection and the one stack that serves ``tgt`` (its slice of grouped stacks)."""
+        for module in (self.embed, self.output_projection):
             yield from active_parameters(module, src, tgt)
+        if isinstance(self.stacks, GroupedStack):
+            yield from (p[tgt] for p in self.stacks.parameters())
+        else:
+            yield from active_parameters(self.stacks[tgt if self.per_target else 0], src, tgt)
 
 
 class Transformer(nn.Module):

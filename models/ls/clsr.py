@@ -32,6 +32,7 @@ from models.attention import MultiheadAttention
 from models.config.clsr import CLSRConfig, Sublayer  # noqa: F401  (the kind's config, torch-free)
 from models.factories import AttnKind, Factories, LayerSpec
 from models.lang import LangContext
+from models.ls.grouped import grouped_linear
 
 
 class LangProjection(nn.Module):
@@ -44,9 +45,16 @@ class LangProjection(nn.Module):
             nn.init.xavier_uniform_(w)
 
     def forward(self, h: Tensor, langs: LangContext) -> Tensor:
-        """``(B, T, D)`` -> ``(B, T, D)``."""
-        # one matmul per target language on its rows (one on a one-target batch; rows found on the host)
-        return langs.map("tgt", lambda lang, _, hs: hs @ self.weight[lang].T, h)
+        """``(B, T, D)`` -> ``(B, T, D)``: one matmul on a one-target batch, else one batched matmul over the rows
+        tiled by target language (``models/ls/grouped.py``)."""
+        lang = langs.uniform("tgt")
+        if lang is not None:
+            return h @ self.weight[lang].T
+        if h.size(0) == 0:
+            return torch.zeros_like(h)
+        tiles = langs.tiled("tgt", self.weight.size(0)).tiling
+        assert tiles is not None
+        return tiles.untile(grouped_linear(tiles.tile(h), tiles, self.weight, None))
 
 
 class Budget(nn.Module):

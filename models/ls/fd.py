@@ -24,16 +24,24 @@ from models.config.fd import FDConfig, Route
 from models.factories import Factories, LayerSpec
 from models.lang import LangContext
 from models.layers import FeedForward
+from models.ls.grouped import call_one, fuse, grouped_call, route
 
 
 class FDFFN(nn.Module):
-    """``L`` language FFNs and a shared FFN; ``forward(x, langs)`` takes ``langs.route`` (or the configured one)."""
+    """``L`` language FFNs and a shared FFN; ``forward(x, langs)`` takes ``langs.route`` (or the configured one).
+
+    The language FFNs are one grouped module (``experts``: each weight stacked over the languages,
+    ``models/ls/grouped.py``), which computes every language's rows at once."""
+
+    experts: nn.Module
 
     def __init__(self, spec: LayerSpec, cfg: FDConfig) -> None:
         super().__init__()
         self.shared = FeedForward(spec.embed_dim, spec.ffn_dim, spec.activation_dropout)
-        self.experts = nn.ModuleList(FeedForward(spec.embed_dim, spec.ffn_dim, spec.activation_dropout)
-                                     for _ in range(spec.num_languages))
+        experts = [FeedForward(spec.embed_dim, spec.ffn_dim, spec.activation_dropout)
+                   for _ in range(spec.num_languages)]
+        self.experts = fuse(experts) or nn.ModuleList(experts)  # grouped: each weight stacked over the languages
+        self.languages = spec.num_languages
         self.use_src = spec.side == "encoder" or cfg.decoder_language == "src"
         self.route: Route = cfg.route
 
@@ -41,13 +49,27 @@ class FDFFN(nn.Module):
         """``(B, T, D)`` -> ``(B, T, D)``."""
         if (langs.route or self.route) == "share":
             return self.shared(x, langs)
-        # each language's rows through its expert (one call on a one-language batch; rows found on the host)
-        return langs.map("src" if self.use_src else "tgt", lambda lang, sub, xs: self.experts[lang](xs, sub), x)
+        side = "src" if self.use_src else "tgt"
+        if isinstance(self.experts, nn.ModuleList):  # experts that could not be grouped: one call per language
+            return route(self.experts, side, x, langs)
+        # every language's expert at once on the rows tiled by language (one expert on a one-language batch)
+        return grouped_call(self.experts, self.languages, side, x, langs)
+
+    def expert(self, lang: int, x: Tensor, langs: LangContext) -> Tensor:
+        """Language ``lang``'s expert on every row."""
+        if isinstance(self.experts, nn.ModuleList):
+            return self.experts[lang](x, langs)
+        return call_one(self.experts, lang, x, langs)
 
     def active_parameters(self, src: int, tgt: int) -> Iterator[Tensor]:
         """The shared FFN (route ``share``) or the one expert ``src -> tgt`` uses here (route ``ls``)."""
-        module = self.shared if self.route == "share" else self.experts[src if self.use_src else tgt]
-        yield from module.parameters()
+        lang = src if self.use_src else tgt
+        if self.route == "share":
+            yield from self.shared.parameters()
+        elif isinstance(self.experts, nn.ModuleList):
+            yield from self.experts[lang].parameters()
+        else:
+            yield from (p[lang] for p in self.experts.parameters())
 
     def aux_loss(self) -> Tensor | None:
         return None

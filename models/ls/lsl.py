@@ -23,8 +23,9 @@ the selected architecture is trained from scratch (``lsnmt/train/search.py``).
 **Dense pre-training** (Sec. 3.3): :func:`dense_init` copies a dense model's weights into every language's
 copy of each LSL (and every other weight unchanged).
 
-A sentence is routed whole: batches that mix directions are split by index language and put back in order,
-so a mixed batch gives row by row what one-direction batches give.
+A sentence is routed whole: a batch that mixes directions goes through every language's copy at once, its rows
+tiled by index language (``models/ls/grouped.py``), so a mixed batch gives row by row what one-direction batches
+give, with the shapes and the operations of one layer.
 """
 
 from __future__ import annotations
@@ -41,46 +42,40 @@ from models.config.lsl import CHOICES, Component, Decoder, Index, LSLConfig, LSL
 from models.factories import Factories, LayerSpec
 from models.lang import LangContext
 from models.ls.base import active_parameters
-
-
-def route(modules: nn.ModuleList, index: Index, x: Tensor, langs: LangContext, *args: Any, **kwargs: Any) -> Tensor:
-    """``modules[lang](x, langs, …)`` for each sentence's ``index`` language; ``(B, T, D) -> (B, T, D)``.
-
-    One call on a batch of one index language; otherwise one call per language on its rows (tensor arguments
-    are batch-major: padding masks), put back in batch order. The rows of each language come from the host
-    (:meth:`~models.lang.LangContext.map`): no host-device synchronisation.
-    """
-    names = list(kwargs)
-
-    def call(lang: int, sub: LangContext, xs: Tensor, *rest: Any) -> Tensor:
-        return modules[lang](xs, sub, *rest[: len(args)], **dict(zip(names, rest[len(args):], strict=True)))
-
-    return langs.map(index, call, x, *args, *kwargs.values())
+from models.ls.grouped import call_one, fuse, grouped_call, route
 
 
 class LanguageSpecific(nn.Module):
     """One module per language, chosen per sentence by its source or target language (Figure 1b).
 
     Stands in for the module it copies (an encoder layer, a feed-forward or an attention sublayer) and is
-    called like it: ``forward(x, langs, …)``.
+    called like it: ``forward(x, langs, …)``. The copies are grouped into one module (``langs``: every weight
+    stacked over the languages, ``models/ls/grouped.py``) that takes a batch of several languages at once, its rows
+    tiled by language; copies that cannot be grouped stay a ``ModuleList`` called language by language.
     """
 
     def __init__(self, modules: Sequence[nn.Module], index: Index) -> None:
         super().__init__()
         if index not in ("src", "tgt"):
             raise ValueError(f"index language must be 'src' or 'tgt', got {index!r}")
-        self.langs = nn.ModuleList(modules)
+        fused = fuse(modules)
+        self.langs = fused if fused is not None else nn.ModuleList(modules)
+        self.languages = len(modules)
         self.index = index
 
     def forward(self, x: Tensor, langs: LangContext, *args: Any, **kwargs: Any) -> Tensor:
-        return route(self.langs, self.index, x, langs, *args, **kwargs)
+        return _call(self.langs, self.languages, self.index, x, langs, *args, **kwargs)
+
+    def one(self, lang: int, x: Tensor, langs: LangContext, *args: Any, **kwargs: Any) -> Tensor:
+        """Language ``lang``'s module on every row."""
+        return _one(self.langs, lang, x, langs, *args, **kwargs)
 
     def active_parameters(self, src: int, tgt: int) -> Iterator[Tensor]:
         """The index language's module only (|θeff|)."""
-        yield from active_parameters(self.langs[src if self.index == "src" else tgt], src, tgt)
+        yield from _language_parameters(self.langs, src if self.index == "src" else tgt, src, tgt)
 
     def extra_repr(self) -> str:
-        return f"index={self.index}, languages={len(self.langs)}"
+        return f"index={self.index}, languages={self.languages}"
 
 
 class SearchLayer(nn.Module):
@@ -90,7 +85,9 @@ class SearchLayer(nn.Module):
                  mixing_init: Sequence[float] = (0.0, 0.0, 0.0)) -> None:
         super().__init__()
         self.shared = shared
-        self.langs = nn.ModuleList(per_language)
+        fused = fuse(per_language)
+        self.langs = fused if fused is not None else nn.ModuleList(per_language)
+        self.languages = len(per_language)
         self.mixing = nn.Parameter(torch.tensor([float(a) for a in mixing_init]))
 
     def weights(self) -> Tensor:
@@ -101,13 +98,39 @@ class SearchLayer(nn.Module):
         """``x (B, S, D)`` -> ``(B, S, D)``."""
         w = self.weights()
         return (w[0] * self.shared(x, langs, padding_mask)
-                + w[1] * route(self.langs, "src", x, langs, padding_mask)
-                + w[2] * route(self.langs, "tgt", x, langs, padding_mask))
+                + w[1] * _call(self.langs, self.languages, "src", x, langs, padding_mask)
+                + w[2] * _call(self.langs, self.languages, "tgt", x, langs, padding_mask))
+
+    def one(self, lang: int, x: Tensor, langs: LangContext, padding_mask: Tensor | None) -> Tensor:
+        """Language ``lang``'s LSL on every row."""
+        return _one(self.langs, lang, x, langs, padding_mask)
 
     def active_parameters(self, src: int, tgt: int) -> Iterator[Tensor]:
         yield self.mixing
-        for module in (self.shared, self.langs[src], self.langs[tgt]):
-            yield from active_parameters(module, src, tgt)
+        yield from active_parameters(self.shared, src, tgt)
+        for lang in (src, tgt):
+            yield from _language_parameters(self.langs, lang, src, tgt)
+
+
+def _call(langs_module: nn.Module, languages: int, index: str, x: Tensor, langs: LangContext, *args: Any,
+          **kwargs: Any) -> Tensor:
+    if isinstance(langs_module, nn.ModuleList):
+        return route(langs_module, index, x, langs, *args, **kwargs)
+    return grouped_call(langs_module, languages, index, x, langs, *args, **kwargs)
+
+
+def _one(langs_module: nn.Module, lang: int, x: Tensor, langs: LangContext, *args: Any, **kwargs: Any) -> Tensor:
+    if isinstance(langs_module, nn.ModuleList):
+        return langs_module[lang](x, langs, *args, **kwargs)
+    return call_one(langs_module, lang, x, langs, *args, **kwargs)
+
+
+def _language_parameters(langs_module: nn.Module, lang: int, src: int, tgt: int) -> Iterator[Tensor]:
+    """Language ``lang``'s parameters: its copy's, or its slice of every grouped weight."""
+    if isinstance(langs_module, nn.ModuleList):
+        yield from active_parameters(langs_module[lang], src, tgt)
+    else:
+        yield from (p[lang] for p in langs_module.parameters())
 
 
 # --- builders ------------------------------------------------------------------------------------------------------
@@ -182,11 +205,12 @@ def layers_to_config(layers: Sequence[str]) -> tuple[tuple[int, ...], tuple[int,
             tuple(i + 1 for i, x in enumerate(layers) if x == "tgt"))
 
 
-_LANG_COPY = re.compile(r"\.langs\.\d+(?=\.)")
+_LANG_COPY = re.compile(r"\.langs(\.\d+)?(?=\.)")
 
 
 def dense_name(name: str) -> str:
-    """The dense weight that initialises ``name``: ``encoder.layers.3.langs.7.ffn…`` -> ``encoder.layers.3.ffn…``."""
+    """The dense weight that initialises ``name``: ``encoder.layers.3.langs.ffn…`` (every language's, stacked) or
+    ``encoder.layers.3.langs.7.ffn…`` (copies that could not be grouped) -> ``encoder.layers.3.ffn…``."""
     return _LANG_COPY.sub("", name)
 
 
@@ -208,9 +232,11 @@ def dense_init(model: nn.Module, dense: Mapping[str, Tensor]) -> int:
         key = dense_name(name)
         if key not in dense:
             raise ValueError(f"dense pre-training: the dense model has no {key!r} (for {name!r})")
-        if tuple(dense[key].shape) != tuple(t.shape):
+        stacked = key != name and _LANG_COPY.search(name).group(1) is None  # type: ignore[union-attr]
+        shape = tuple(t.shape[1:] if stacked else t.shape)
+        if tuple(dense[key].shape) != shape:
             raise ValueError(f"dense pre-training: {key!r} is {tuple(dense[key].shape)} in the dense model, "
-                             f"{tuple(t.shape)} here ({name!r})")
-        t.copy_(dense[key])
+                             f"{shape} here ({name!r})")
+        t.copy_(dense[key])  # a stacked weight: the dense one for every language
         copied += 1
     return copied

@@ -45,6 +45,8 @@ from models.config.switch import SwitchConfig
 from models.factories import Factories, LayerSpec
 from models.lang import LangContext
 from models.layers import FeedForward
+from models.ls.grouped import call_one, fuse
+from models.tiles import Tiles
 
 
 def top1_dispatch(probs: Tensor, capacity: int | Tensor, real: Tensor | None = None) -> tuple[Tensor, Tensor]:
@@ -85,11 +87,15 @@ class MoELayers:
 
 
 class SwitchFFN(nn.Module):
+    """Router and ``E`` expert FFNs, grouped into one module (``experts``: each weight stacked over the experts)."""
+
+    experts: nn.Module
+
     def __init__(self, spec: LayerSpec, cfg: SwitchConfig, layers: MoELayers | None = None) -> None:
         super().__init__()
         self.router = nn.Linear(spec.embed_dim, cfg.experts, bias=False)
-        self.experts = nn.ModuleList(FeedForward(spec.embed_dim, spec.ffn_dim, spec.activation_dropout)
-                                     for _ in range(cfg.experts))
+        experts = [FeedForward(spec.embed_dim, spec.ffn_dim, spec.activation_dropout) for _ in range(cfg.experts)]
+        self.experts = fuse(experts) or nn.ModuleList(experts)  # grouped: each weight stacked over the experts
         self.cfg = cfg
         self.layers = layers or MoELayers()
         self.layers.count += 1
@@ -126,9 +132,25 @@ class SwitchFFN(nn.Module):
         fill = fill.scatter(0, slot, torch.arange(n_tok, device=x.device))[:-1]  # (E*S,) token of each slot
         zero = tokens.new_zeros(1, tokens.size(-1))
         buffers = torch.cat([tokens, zero]).index_select(0, fill).view(n_exp, slots, -1)  # (E, S, D)
-        outs = [ffn(buffers[e : e + 1], langs).squeeze(0) for e, ffn in enumerate(self.experts)]  # E x (S, D)
-        out = torch.cat([*outs, outs[0].new_zeros(1, outs[0].size(-1))])  # (E*S + 1, D), autocast's dtype
+        out = self._experts(buffers, langs)  # (E*S, D), autocast's dtype
+        out = torch.cat([out, out.new_zeros(1, out.size(-1))])  # (E*S + 1, D)
         return (out.index_select(0, slot) * gate.unsqueeze(1)).view_as(x)  # dropped and pads: the zero row
+
+    def _experts(self, buffers: Tensor, langs: LangContext) -> Tensor:
+        """Expert ``e`` on its buffer ``(E, S, D)`` -> ``(E*S, D)``, all at once: the grouped experts on the buffers
+        as ``E`` tiles of ``S`` rows (``models/ls/grouped.py``)."""
+        n_exp, slots, dim = buffers.shape
+        if isinstance(self.experts, nn.ModuleList):  # experts that could not be grouped: one call each
+            return torch.cat([ffn(buffers[e : e + 1], langs).squeeze(0) for e, ffn in enumerate(self.experts)])
+        ids = buffers.new_zeros(n_exp * slots, dtype=torch.long)
+        tiled = LangContext(ids, ids, langs.route, langs.progress, tiling=Tiles.identity(n_exp, slots))
+        return self.experts(buffers.reshape(n_exp * slots, 1, dim), tiled).view(n_exp * slots, -1)
+
+    def expert(self, e: int, x: Tensor, langs: LangContext) -> Tensor:
+        """Expert ``e`` on every token of ``x``."""
+        if isinstance(self.experts, nn.ModuleList):
+            return self.experts[e](x, langs)
+        return call_one(self.experts, e, x, langs)
 
     def aux_loss(self) -> Tensor | None:
         """``balance_weight * E * sum_e f_e P_e / L`` of the last forward, L the model's MoE layers: summed over

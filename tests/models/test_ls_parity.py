@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+import models.tiles
 from lsnmt.train.loss import default_criterion
 from models.build import build_transformer
 from models.lang import LangContext
@@ -34,11 +35,24 @@ MIXED = ([0, 1, 2, 0, 1, 2], [1, 0, 0, 2, 2, 1])
 
 
 def old_forwards(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lsl, "route", ref.lsl_route)
+    monkeypatch.setattr(lsl.LanguageSpecific, "forward", ref.lsl_forward)
+    monkeypatch.setattr(lsl.SearchLayer, "forward", ref.search_forward)
     monkeypatch.setattr(FDFFN, "forward", ref.fd_forward)
     monkeypatch.setattr(LangProjection, "forward", ref.lang_projection_forward)
     monkeypatch.setattr(SwitchFFN, "forward", ref.switch_forward)
     monkeypatch.setattr(Decoder, "forward", ref.decoder_forward)
+
+
+def perturbed_norms(model: torch.nn.Module) -> torch.nn.Module:
+    """``model`` with every LayerNorm's weight and bias moved off 1 and 0, differently per language's copy (the
+    grouped forwards apply each row's own)."""
+    g = torch.Generator().manual_seed(5)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.LayerNorm):
+                m.weight.add_(0.2 * torch.randn(m.weight.shape, generator=g))
+                m.bias.add_(0.2 * torch.randn(m.bias.shape, generator=g))
+    return model
 
 
 def run(model: torch.nn.Module, kind: str | None, langs: LangContext, train: bool) -> dict[str, torch.Tensor]:
@@ -64,12 +78,16 @@ def assert_same(new: dict[str, torch.Tensor], old: dict[str, torch.Tensor]) -> N
         torch.testing.assert_close(new[name], old[name], msg=lambda m, name=name: f"{name}: {m}")
 
 
+@pytest.mark.parametrize("layout", ["segments", "tiles"])
 @pytest.mark.parametrize("train", [True, False], ids=["train", "eval"])
 @pytest.mark.parametrize("decoder", ["shared", "per-target"])
 @pytest.mark.parametrize("case", CASES)
-def test_new_forward_equals_the_old_one(case: str, decoder: str, train: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_new_forward_equals_the_old_one(case: str, decoder: str, train: bool, layout: str,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both layouts of the grouped modules (``models/tiles.py``): a CPU's segments and a GPU's tiles."""
+    monkeypatch.setattr(models.tiles, "CPU_LAYOUT", layout)
     kind, cfg = CASES[case]
-    model = method_model(kind, decoder, **cfg)
+    model = perturbed_norms(method_model(kind, decoder, **cfg))
     langs = LangContext(torch.tensor(MIXED[0]), torch.tensor(MIXED[1]))
     new = run(model, kind, langs, train)
     old_forwards(monkeypatch)
@@ -81,8 +99,8 @@ def test_search_layers_equal_the_old_routing(monkeypatch: pytest.MonkeyPatch) ->
     from models.config.lsl import LSLSearchConfig
 
     torch.manual_seed(0)
-    model = build_transformer(tiny_config(), vocab_size=13, num_languages=3,
-                              factories=lsl.search_factories(LSLSearchConfig()))
+    factories = lsl.search_factories(LSLSearchConfig(mixing_init=(0.3, -0.2, 0.1)))
+    model = perturbed_norms(build_transformer(tiny_config(), vocab_size=13, num_languages=3, factories=factories))
     langs = LangContext(torch.tensor(MIXED[0]), torch.tensor(MIXED[1]))
     new = run(model, None, langs, True)
     old_forwards(monkeypatch)

@@ -75,7 +75,7 @@ def test_lsl_layers_of_the_model_follow_source_and_target() -> None:
     before = model(src, prev, langs)
     for layer, lang, ids in ((0, 2, langs.src), (3, 0, langs.tgt)):
         with torch.no_grad():
-            for p in model.encoder.layers[layer].langs[lang].parameters():
+            for p in model.encoder.layers[layer].active_parameters(lang, lang):  # language lang's slices
                 p.add_(0.5)
         changed = (model(src, prev, langs) - before).abs().flatten(1).amax(1) > 1e-6
         assert changed.tolist() == (ids == lang).tolist()
@@ -115,13 +115,13 @@ def test_component_variants_count_their_sublayers() -> None:
 def test_search_layer_is_eq1_with_softmax_weights() -> None:
     model = _search(mixing_init=(0.5, -1.0, 2.0))
     layer = model.encoder.layers[2]
-    assert isinstance(layer, SearchLayer) and len(layer.langs) == 3
+    assert isinstance(layer, SearchLayer) and layer.languages == 3
     w = layer.weights()
     torch.testing.assert_close(w, torch.tensor([0.5, -1.0, 2.0]).softmax(0))
     x, mask = torch.randn(2, 5, D), torch.zeros(2, 5, dtype=torch.bool)
     langs = LangContext.single(1, 2, 2)
-    expected = w[0] * layer.shared(x, langs, mask) + w[1] * layer.langs[1](x, langs, mask) \
-        + w[2] * layer.langs[2](x, langs, mask)
+    expected = w[0] * layer.shared(x, langs, mask) + w[1] * layer.one(1, x, langs, mask) \
+        + w[2] * layer.one(2, x, langs, mask)
     torch.testing.assert_close(layer(x, langs, mask), expected)
 
 
@@ -170,12 +170,14 @@ def test_dense_initialisation_copies_weights_exactly() -> None:
     model = _lsl(seed=5, src=(1,), tgt=(3, 4))
     state = dense.state_dict()
     assert dense_init(model, state) == len(model.state_dict())
-    for name, t in model.state_dict().items():
-        assert torch.equal(t, state[dense_name(name)]), name
+    for name, t in model.state_dict().items():  # a stacked weight: every language's slice
+        assert torch.equal(t, state[dense_name(name)].expand_as(t)), name
     assert dense_name("encoder.layers.2.langs.7.ffn.fc1.weight") == "encoder.layers.2.ffn.fc1.weight"
-    for copy in model.encoder.layers[0].langs:  # every language's copy holds the dense layer
-        for (_, a), (_, b) in zip(copy.named_parameters(), dense.encoder.layers[0].named_parameters(), strict=True):
-            assert torch.equal(a, b)
+    assert dense_name("encoder.layers.2.langs.ffn.fc1.weight") == "encoder.layers.2.ffn.fc1.weight"
+    grouped = model.encoder.layers[0].langs
+    for lang in range(3):  # every language's copy holds the dense layer
+        for (_, a), (_, b) in zip(grouped.named_parameters(), dense.encoder.layers[0].named_parameters(), strict=True):
+            assert torch.equal(a[lang], b)
     src, prev = random_batch(3, 5, 4, 13)
     langs = LangContext(torch.tensor([0, 1, 2]), torch.tensor([1, 2, 0]))
     torch.testing.assert_close(model(src, prev, langs), dense(src, prev, langs))  # identical copies: same function
@@ -279,8 +281,10 @@ def test_every_variant_trains_and_decodes(cfg: dict) -> None:
     loss.backward()
     opt.step()
     moved = {k for k, v in model.state_dict().items() if not torch.equal(v, before[k])}
-    copies = {k for k in before if ".langs." in k and k.startswith("encoder.")}
+    copies = {k for k in before if ".langs." in k and k.startswith("encoder.")}  # every language's weights, stacked
     assert copies and moved & copies
-    assert all(int(k.split(".langs.")[1].split(".")[0]) in (1, 2) for k in moved & copies)  # src 1 or tgt 2 only
+    state = model.state_dict()
+    languages = {lang for k in moved & copies for lang in range(3) if not torch.equal(state[k][lang], before[k][lang])}
+    assert languages and languages <= {1, 2}  # src 1 or tgt 2 only
     out = beam_search(model.eval(), src, LangContext.single(1, 2, 3), beam=2, max_len_b=4)
     assert len(out.tokens) == 3 and all(len(t) <= 5 for t in out.tokens)

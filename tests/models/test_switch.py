@@ -35,7 +35,8 @@ def test_capacity_is_respected_and_dropped_tokens_pass_as_zero(factor: float) ->
     assert all(kept_first)  # the first tokens (batch order) of each expert are kept
     e0 = int(expert[keep][0])
     i0 = int(((expert == e0) & keep).nonzero()[0])
-    expected = probs[i0, e0] * layer.experts[e0](x.reshape(-1, 16)[i0:i0 + 1].unsqueeze(0), None).squeeze(0)
+    token = x.reshape(-1, 16)[i0:i0 + 1].unsqueeze(0)
+    expected = probs[i0, e0] * layer.expert(e0, token, LangContext.single(0, 1, 1)).squeeze(0)
     torch.testing.assert_close(out[i0:i0 + 1], expected)
 
 

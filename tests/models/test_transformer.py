@@ -197,11 +197,11 @@ def test_reordering_batch_reorders_outputs() -> None:
 
 def test_per_target_decoders_route_by_target() -> None:
     model = tiny(vocab=VOCAB, decoder="per-target").train()
-    assert len(model.decoder.stacks) == 3
+    assert model.decoder.languages == 3  # one stack per target, grouped: each weight stacked over the targets
     src, prev = random_batch(2, 5, 4, VOCAB)
     langs = LangContext(torch.tensor([1, 2]), torch.tensor([0, 2]))  # sentence 0 -> decoder 0, 1 -> decoder 2
     model(src, prev, langs)[0].sum().backward()  # loss of the target-0 sentence only
-    grads = {i: [p.grad for p in s.parameters()] for i, s in enumerate(model.decoder.stacks)}
+    grads = {i: [p.grad[i] for p in model.decoder.stacks.parameters()] for i in range(3)}
     assert any(g is not None and g.abs().sum() > 0 for g in grads[0])
     for other in (1, 2):
         assert all(g is None or g.abs().max() == 0 for g in grads[other])
