@@ -56,7 +56,7 @@ from models.ls import criterion
 from models.ls.lsl import LSLSearchConfig, search_factories
 from models.opcount import count_ops
 
-EXTRA = {
+EXTRA: dict[str, dict[str, Any]] = {
     "lsl_attention": {"kind": "lsl", "src": [1], "tgt": [2], "components": "attention"},
     "per_target": {"kind": "lsl", "decoder": "per-target"},
 }

@@ -56,10 +56,17 @@ LSBuilder = Callable[[Any, "Factories"], "Factories"]
 class SampleLike(Protocol):
     """What a training criterion reads of a collated batch (``lsnmt.data.corpus.Sample``)."""
 
-    src_tokens: Tensor  # (B, S)
-    prev_output_tokens: Tensor  # (B, T)
-    target: Tensor  # (B, T)
-    langs: LangContext
+    @property
+    def src_tokens(self) -> Tensor: ...  # (B, S)
+
+    @property
+    def prev_output_tokens(self) -> Tensor: ...  # (B, T)
+
+    @property
+    def target(self) -> Tensor: ...  # (B, T)
+
+    @property
+    def langs(self) -> LangContext: ...
 
 
 Criterion = Callable[[nn.Module, SampleLike, float, int], tuple[Tensor, Tensor, int]]
