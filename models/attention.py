@@ -205,11 +205,11 @@ class MultiheadAttention(nn.Module):
         """Encoder attention's keys and values ``(B, H, S, Dh)``: computed once per cache and sentence."""
         if cache is not None and cache.k is not None and cache.v is not None:
             return cache.k, cache.v
+        if memory.size(0) != x.size(0):  # the memory's sentences, not the beams: their languages
+            langs = langs.take_every(x.size(0) // memory.size(0))
         if self.fuse == "kv":
-            k, v = self._split(self.kv_proj(memory), 2)
+            k, v = self._split(self.kv_proj(memory, langs), 2)
         else:
-            if memory.size(0) != x.size(0):  # the memory's sentences, not the beams: their languages
-                langs = langs.take_every(x.size(0) // memory.size(0))
             k, v = self._heads(self.k_proj(memory, langs)), self._heads(self.v_proj(memory, langs))
         if cache is not None:
             cache.k, cache.v = k, v
@@ -219,11 +219,11 @@ class MultiheadAttention(nn.Module):
         """Self-attention's queries, keys and values ``(B, H, T, Dh)``; with a cache, the keys and values of the
         earlier steps followed by ``x``'s."""
         if cache is None and self.fuse == "qkv":
-            q, k, v = self._split(self.qkv_proj(x), 3)
+            q, k, v = self._split(self.qkv_proj(x, langs), 3)
             return q, k, v
         shape = (x.size(0), x.size(1), self.heads, self.head_dim)
         if self.fuse == "qkv":
-            q_, k_, v_ = self.qkv_proj(x).view(*shape[:2], 3, *shape[2:]).unbind(2)  # (B, Tq, H, Dh) each
+            q_, k_, v_ = self.qkv_proj(x, langs).view(*shape[:2], 3, *shape[2:]).unbind(2)  # (B, Tq, H, Dh) each
         else:
             q_, k_, v_ = self.q_proj(x, langs).view(shape), self.k_proj(x, langs).view(shape), \
                 self.v_proj(x, langs).view(shape)

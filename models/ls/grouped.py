@@ -36,12 +36,13 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from models.attention import MultiheadAttention
+from models.dropout import Dropout
 from models.lang import LangContext
 from models.layers import DecoderLayer, EncoderLayer, FeedForward, Residual, with_padding
 from models.linear import Linear
 from models.tiles import Tiles
 
-PLAIN = (MultiheadAttention, FeedForward, nn.Dropout, nn.ReLU, nn.GELU, nn.Identity)
+PLAIN = (MultiheadAttention, FeedForward, Dropout, nn.Dropout, nn.ReLU, nn.GELU, nn.Identity)
 """Module classes grouped as they are (their own parameters, if any, are grouped leaf by leaf)."""
 Modules = Sequence[nn.Module] | nn.ModuleList
 

@@ -93,8 +93,8 @@ class LMSLinear(Linear):
             return self._synthesised(x, self.lms_v[v], self.lms_f[f])
         assert isinstance(v, Tensor) and isinstance(f, Tensor)
         y = F.linear(x, self.weight, self.bias)
-        h = torch.einsum("btc,bdc->btd", x, self.lms_f.index_select(0, f))  # (B, T, d)
-        return y + torch.einsum("btd,brd->btr", h, self.lms_v.index_select(0, v))  # (B, T, r)
+        h = torch.bmm(x, self.lms_f.index_select(0, f).transpose(1, 2))  # (B, T, d)
+        return torch.baddbmm(y, h, self.lms_v.index_select(0, v).transpose(1, 2))  # (B, T, r)
 
     def _synthesised(self, x: Tensor, wv: Tensor, wf: Tensor) -> Tensor:
         """``x (W + Wv Wf)^T + b`` for one pair of factors: the product formed once when the batch has the tokens
