@@ -37,7 +37,7 @@ def test_hand_set_decoder_projection_per_pair() -> None:
         for m in model.modules():
             if isinstance(m, Proportions):
                 m.weight.zero_()
-                m.weight[1, 0, 0], m.weight[1, 0, 1] = 1e4, -1e4  # tgt de: one-hot on 0 (h_0 > 0) or 1
+                m.weight[1, 0, 0], m.weight[1, 0, 1] = 1e8, -1e8  # tgt de: one-hot on 0 (h_0 > 0) or 1 (|h_0| > ~1e-7)
     src, prev = random_batch(2, 6, 5, 13)
     de = atp_vectors(model, [(src, prev, LangContext.single(0, 1, 2))], PAD)
     sw = atp_vectors(model, [(src, prev, LangContext.single(0, 2, 2))], PAD)

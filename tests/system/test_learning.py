@@ -105,8 +105,12 @@ bitwise reproducible; torch 2.13): naive 100.0, LMS 96.6, FD 84.4 (Share) / 88.3
 Switch 86.6, CLSR 93.2, sCLM 84.4, language adapters 99.3, deep 96.3, LSL 95.7; 100 CPU seconds for the ten.
 FD's Share route and sCLM are the closest (4.4 above): at 300 updates they are still climbing (at 250: 82.8, and
 sCLM reached 54.5 at 200 on a 200-update schedule), so a kind that stops learning falls far below it."""
-QUICK_FLOORS: dict[str, float] = {}
-"""Per-representative exceptions to :data:`QUICK_FLOOR` (none so far)."""
+QUICK_FLOORS: dict[str, float] = {"switch": 75.0}
+"""Per-representative exceptions to :data:`QUICK_FLOOR`. Switch: after the fused attention projections and the
+one-operation dropout (issue 38: other random draws, the same maths) its seed-1 run reaches 77.0; seeds 1-4 give
+77.0, 92.8, 97.4, 92.8 (before: 80.5, 90.3, 99.7, 91.1; one thread, 2026-11-28), so seed 1
+sits at the low end of its spread, not below a kind that learns (one that stops falls far below: sCLM at 200
+updates, 54.5)."""
 
 
 @pytest.fixture
