@@ -47,10 +47,20 @@ def translation(root: Path) -> dict[str, Any]:
     def factory(model_cfg: Any, **kw: Any) -> torch.nn.Module:
         return build_transformer(model_cfg, method="lms_fd", method_cfg=cfg, **kw)
 
-    train(exp, bin_dir, root / "out", root / "work", model_factory=factory,
-          criterion=criterion("lms_fd"), method=methods.record("m", "lms_fd", cfg))
-    return {"curve": _curve(root / "work" / "curve.tsv"), "fingerprint": _fingerprint(root / "work"),
-            "weights": state_digest(ckpt.load(root / "out" / "model.pt")["model"])}
+    train(
+        exp,
+        bin_dir,
+        root / "out",
+        root / "work",
+        model_factory=factory,
+        criterion=criterion("lms_fd"),
+        method=methods.record("m", "lms_fd", cfg),
+    )
+    return {
+        "curve": _curve(root / "work" / "curve.tsv"),
+        "fingerprint": _fingerprint(root / "work"),
+        "weights": state_digest(ckpt.load(root / "out" / "model.pt")["model"]),
+    }
 
 
 def xelm(root: Path) -> dict[str, Any]:
@@ -63,8 +73,11 @@ def xelm(root: Path) -> dict[str, Any]:
     exp = experiment()
     lm = make_lm_dir(root / "data")
     train_lm(jobs.seed_job(exp, lm), exp.xelm.lm, lm, load_meta(lm), root / "work", root / "out")
-    return {"curve": _curve(root / "work" / "curve.tsv"), "fingerprint": _fingerprint(root / "work"),
-            "weights": state_digest(ckpt.load(root / "out" / "model.pt")["model"])}
+    return {
+        "curve": _curve(root / "work" / "curve.tsv"),
+        "fingerprint": _fingerprint(root / "work"),
+        "weights": state_digest(ckpt.load(root / "out" / "model.pt")["model"]),
+    }
 
 
 def task(root: Path) -> dict[str, Any]:
@@ -76,22 +89,35 @@ def task(root: Path) -> dict[str, Any]:
 
     fixtures = Path(__file__).resolve().parents[2] / "embedded" / "tasks" / "wikiann"
     enc = EncoderConfig(init="random", hidden_size=32, layers=2, heads=2, ffn_dim=64, vocab_size=300)
-    cfg = TaskConfig(kind="ner", languages=("en", "fr"), source=TaskSource(kind="wikiann"), encoder=enc, epochs=2,
-                     batch_size=8, lr=2e-3, max_length=32, seeds=(1,), select="best", warmup_steps=3,
-                     weight_decay=WEIGHT_DECAY)
+    cfg = TaskConfig(
+        kind="ner",
+        languages=("en", "fr"),
+        source=TaskSource(kind="wikiann"),
+        encoder=enc,
+        epochs=2,
+        batch_size=8,
+        lr=2e-3,
+        max_length=32,
+        seeds=(1,),
+        select="best",
+        warmup_steps=3,
+        weight_decay=WEIGHT_DECAY,
+    )
     prep_task("wikiann", cfg, fixtures, root / "prep")
     unit = Unit("wikiann", cfg, "lms_fd", "lms_fd", LMSFDConfig(rank=2, synthesis="language"), 1, root / "work")
     result = run_unit(unit, Prepared.load(root / "prep"), torch.device("cpu"))
-    return {"curve": [[str(r[k]) for k in ("epoch", "step", "loss", "dev_f1")] for r in result["curve"]],
-            "fingerprint": _fingerprint(root / "work"), "routes": result["routes"],
-            "weights": state_digest(ckpt.load(root / "work" / "last.pt")["model"])}
+    return {
+        "curve": [[str(r[k]) for k in ("epoch", "step", "loss", "dev_f1")] for r in result["curve"]],
+        "fingerprint": _fingerprint(root / "work"),
+        "routes": result["routes"],
+        "weights": state_digest(ckpt.load(root / "work" / "last.pt")["model"]),
+    }
 
 
 def measure(root: Path) -> dict[str, dict[str, Any]]:
     """The three trainings' curves, fingerprints and weight digests, run under ``root``."""
     torch.set_num_threads(1)
-    return {"translation": translation(root / "translation"), "xelm": xelm(root / "xelm"),
-            "task": task(root / "task")}
+    return {"translation": translation(root / "translation"), "xelm": xelm(root / "xelm"), "task": task(root / "task")}
 
 
 if __name__ == "__main__":
