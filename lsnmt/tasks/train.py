@@ -142,7 +142,7 @@ class Unit:
 
 
 def _prepare_work(unit: Unit, config: dict[str, Any]) -> dict[str, Any]:
-    """The translation trainer's policy (:func:`lsnmt.train.trainer.prepare_work_dir`): a work dir of another
+    """The trainers' policy (:func:`lsnmt.train.job.prepare_work_dir`): a work dir of another
     config or other data is moved aside to ``{work}.stale``, not deleted (a mistaken edit of params.yaml costs a
     rename, not the unit's training); returns ``config`` with its fingerprint."""
     recorded = unit.work / "config.json"

@@ -204,10 +204,16 @@ def _train(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path, o
     info = {"job": job.name, "updates": step, "batch_tokens": job.batch_tokens,
             "tokens_seen": step * job.batch_tokens, "init": config["init"], "data": job.selection.summary(lm_dir)}
     if dist.is_main:
-        with atomic_dir(out_dir) as tmp:
-            ckpt.save(tmp / "model.pt", {"model": {k: v.cpu() for k, v in model.state_dict().items()},
-                                         "config": config, "step": step})
-            (tmp / "curve.tsv").write_text((work_dir / "curve.tsv").read_text(encoding="utf-8"), encoding="utf-8")
-            write_json(tmp / "data.json", info)
+        _write_out(out_dir, model, config, step, work_dir, info)
     dist.barrier()
     return info
+
+
+def _write_out(out_dir: Path, model: torch.nn.Module, config: dict[str, Any], step: int, work_dir: Path,
+               info: dict[str, Any]) -> None:
+    """``out_dir``'s ``model.pt``, ``curve.tsv`` and ``data.json``, atomically."""
+    with atomic_dir(out_dir) as tmp:
+        ckpt.save(tmp / "model.pt", {"model": {k: v.cpu() for k, v in model.state_dict().items()},
+                                     "config": config, "step": step})
+        (tmp / "curve.tsv").write_text((work_dir / "curve.tsv").read_text(encoding="utf-8"), encoding="utf-8")
+        write_json(tmp / "data.json", info)
