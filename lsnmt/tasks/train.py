@@ -3,7 +3,8 @@
 One *unit* = (task, method, seed). A unit builds the encoder (``models.xlmr``; ``torch.manual_seed(seed)``
 first), inserts the method's LMS maps, trains ``epochs`` epochs of homogeneous batches (all examples of
 one language, Sec. 5: one language's LMS factors per batch; languages interleaved in a random order) with
-AdamW and a linear warm-up / decay schedule, keeps the last or the best-on-dev epoch (``select``), and
+AdamW and a linear warm-up / decay schedule (:func:`adam`, :func:`schedule`, assembled by
+:func:`lsnmt.train.job.assemble`), keeps the last or the best-on-dev epoch (``select``), and
 predicts every test language through every route the method has (naive: ``none``; LMS: ``ls``; LMS+FD: its
 configured route first, then the other: Share and LS come from the same trained model, Sec. 5).
 

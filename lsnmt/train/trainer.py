@@ -120,7 +120,8 @@ def schedule(cfg: TrainConfig) -> Schedule:
 
 def setup(exp: Experiment, bin_dir: Path, dist: Dist, factory: ModelFactory,
           criterion: Criterion | None) -> tuple[Run, list[EvalSet]]:
-    """The run's state before any update (model, fused AdamW, scaler, feed) and the validation plan."""
+    """The run's state before any update (model; fused AdamW, loss scale and ``inverse_sqrt`` schedule from
+    :func:`lsnmt.train.job.assemble`; feed) and the validation plan."""
     cfg, vocab = exp.train, Vocab.load(bin_dir)
     train_dirs = load_split(bin_dir, "train", exp.data.train_pairs, vocab)
     supervised = set(exp.data.train_pairs)  # zero-shot directions are evaluated, never used to pick checkpoints

@@ -2,10 +2,10 @@
 
 One update draws ``batch_tokens / B`` blocks (:class:`~lsnmt.xelm.corpus.TokenStream`), optionally in
 micro-batches of ``max_tokens`` (gradient accumulation), and minimises the mean next-token cross entropy
-(no label smoothing, as XGLM). AdamW (:func:`lsnmt.train.optim.build_optimizer`; x-elm's released settings,
-:class:`~lsnmt.xelm.config.LMTrainConfig`), with ``fp16`` on a GPU a dynamic loss scale (an overflowing update is
-skipped and not counted), the global gradient norm clipped to ``clip_norm``, and update ``n + 1`` runs at ``lr(n)``
-of the job's schedule (:func:`lsnmt.train.optim.linear_decay` or ``inverse_sqrt``): the project's one update,
+(no label smoothing, as XGLM). AdamW (x-elm's released settings, :class:`~lsnmt.xelm.config.LMTrainConfig`), with
+``fp16`` on a GPU a dynamic loss scale (an overflowing update is skipped and not counted), the global gradient norm
+clipped to ``clip_norm``, and update ``n + 1`` runs at ``lr(n)`` of the job's schedule (:func:`schedule`: ``linear``
+decay, ``inverse_sqrt`` or ``constant``), all assembled by :func:`lsnmt.train.job.assemble`: the project's one update,
 :func:`lsnmt.train.update.update`, given the micro-batches' summed nll over the update's tokens. Dropout is
 re-seeded from ``(seed, n)`` before update ``n + 1``, so a run resumed from ``work_dir/last.pt`` (written every
 ``save_every`` updates, with the optimizer, the stream cursor and the RNG states) gives bit-identical weights on
