@@ -33,7 +33,7 @@ from torch import Tensor, nn
 from lsnmt.io import DataError
 from models.config.kinds import KINDS
 from models.lang import LangContext
-from models.ls.lms import LMSConfig, LMSFDConfig, LMSLinear
+from models.ls.lms import LMSConfig, LMSLinear, lms_linear
 from models.meta import meta_device
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def insert_lms(encoder: nn.Module, cfg: LMSConfig, num_languages: int) -> int:
     """Replace the FFN (and/or attention, ``cfg.where``) projections of every ``cfg.every``-th layer of
     ``encoder`` (an ``XLMRobertaModel``) by LMS maps over their own ``W``/``b``; return how many."""
     names = {"ffn": FFN, "attention": ATTENTION, "both": FFN + ATTENTION}[cfg.where]
-    fd = isinstance(cfg, LMSFDConfig)
+    linear = lms_linear(cfg, num_languages=num_languages, side="encoder")
     count = 0
     for i, layer in enumerate(encoder.encoder.layer):
         if i % cfg.every != cfg.every - 1:
@@ -105,10 +105,7 @@ def insert_lms(encoder: nn.Module, cfg: LMSConfig, num_languages: int) -> int:
         for name in names:
             dense = _get(layer, name)
             assert isinstance(dense, nn.Linear), (name, type(dense))
-            lms = LMSLinear(dense.in_features, dense.out_features, dense.bias is not None,
-                            num_languages=num_languages, rank=cfg.rank, side="encoder", synthesis=cfg.synthesis,
-                            decoder_language=cfg.decoder_language, init_std=cfg.init_std, shared=fd,
-                            route=cfg.route if isinstance(cfg, LMSFDConfig) else "ls")
+            lms = linear(dense.in_features, dense.out_features, dense.bias is not None)
             lms.weight = dense.weight  # the pretrained W itself, not a copy
             lms.bias = dense.bias
             _set(layer, name, ScopedLinear(lms))

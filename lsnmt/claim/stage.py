@@ -55,7 +55,7 @@ def system_record(cfg: ClaimConfig, exp: Experiment, job: setup.Job, system: met
     if job.system in cfg.dense:
         return {"method": NAIVE, "kind": None, "route": None, "settings": dict(cfg.dense[job.system]), "dense": True}
     kind, mcfg = methods.resolve_system(exp, system)
-    route = mcfg.route if routes(kind) else None
+    route = next(iter(routes(kind, mcfg)), None)  # the configured route first
     settings = to_dict(cfg.methods[job.method]) if job.method != NAIVE else {}
     return {"method": job.method, "kind": kind, "route": route, "settings": settings, "dense": False}
 

@@ -24,7 +24,8 @@ from lsnmt.eval.cost import parameter_counts
 from lsnmt.eval.similarity import multiway_embeddings, similarity_search
 from lsnmt.eval.tsne import plot_tsne
 from lsnmt.io import DataError
-from lsnmt.methods import System
+from lsnmt.methods import System, resolve
+from models.config import kinds
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ def analyses(exp: Experiment, systems: Sequence[System], results_dir: Path, prep
         if part["similarity"]:
             out["similarity"][method] = part["similarity"]
         out["figures"] += part["figures"]
-        if exp.method_cfg.get(system.method, {}).get("kind") == "clm" and en_xx:  # CLM Sec. 5.1: ATP, top-5
+        if kinds.atp(resolve(exp, system.method)[0]) and en_xx:  # CLM Sec. 5.1: ATP, top-5
             out["atp"][method] = atp_analysis(model, load_split(bin_dir, "test", en_xx, vocab), vocab,
                                               exp.data.pivot, exp.decode.max_sentences)
     return out

@@ -13,13 +13,14 @@ method with ``architecture: <search>`` (LSL-NAS) trains the layout that the
 ``architecture.json`` when training and from the trained model's own record
 (``model.pt``) afterwards, so translating never reads the search again.
 
-One model, two routes: FD and LMS+FD (kinds ``fd``, ``lms_fd``) train both routes at once (LMS-FD Sec. 3-4)
-and are read through both, Share and LS, as the paper reports them (Sec. 3.2, 5): train@<method> runs once,
-translate@<method> decodes every route of :func:`routes`, and evaluate scores each (method, route) as one
-*system* (:func:`systems`): ``<method>`` through the configured ``route`` (the primary), ``<method>_<route>``
-through the other (``fd`` / ``fd_ls``, ``lms_fd_d16`` / ``lms_fd_d16_ls``). The other route's hypotheses lie in
-a subfolder of the method's translate folder, ``translate/<method>/<route>/`` (:meth:`System.hyp_dir`), so both
-front ends keep one train and one translate job per method and declare nothing new.
+One model, two routes: FD and LMS+FD (kinds ``fd``, ``lms_fd``) train both routes at once (LMS-FD Sec. 3-4) and are
+read through both, Share and LS, as the paper reports them (Sec. 3.2, 5): train@<method> runs once,
+translate@<method> decodes every route (:func:`models.config.kinds.routes`), and evaluate scores each (method,
+route) as one *system* (:func:`systems`): ``<method>`` through the configured ``route`` (the primary),
+``<method>_<route>`` through the other (``fd`` / ``fd_ls``, ``lms_fd_d16`` / ``lms_fd_d16_ls``). The other route's
+hypotheses lie in a subfolder of the method's translate folder, ``translate/<method>/<route>/``
+(:meth:`System.hyp_dir`), so both front ends keep one train and one translate job per method and declare nothing
+new.
 
 One model, a sparsity sweep: a CLM method with ``sweep_top_w: [w, …]`` (CLM Sec. 5.4, Figure 4) is also decoded
 with only its ``w`` largest feature proportions per token, from the same ``model.pt``: one more system
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from lsnmt.config import Experiment, TrainConfig
 
 __all__ = ["NAIVE", "System", "batching_by_kind", "bind", "record", "resolve", "resolve_system", "resolve_task",
-           "routes", "search_dir", "systems", "task_entry", "train_settings", "typed_entry", "with_route",
+           "search_dir", "systems", "task_entry", "train_settings", "typed_entry", "with_route",
            "with_top_w"]
 
 
@@ -97,12 +98,6 @@ def resolve_task(exp: Experiment, name: str) -> tuple[str | None, Any]:
     return task_entry(exp.task_method_cfg[name], f"experiments.{exp.name}.task_method_cfg.{name}")
 
 
-def routes(kind: str | None, cfg: Any) -> tuple[str, ...]:
-    """The routes a trained model is decoded through, configured first: FD and LMS+FD ``(route, other)``;
-    ``()`` for a method with one way through (its system is the method itself)."""
-    return kinds.routes_of(kind, cfg)
-
-
 def batching_by_kind(train: TrainConfig) -> dict[str, str]:
     """``{kind: batches}`` where a kind trains on other batches than ``train.batching``: the kinds' own
     (``Kind.batching``: Switch, mixed), then ``train.batching_by_kind`` (``naive`` for the plain model)."""
@@ -120,7 +115,7 @@ def with_route(kind: str | None, cfg: Any, route: str | None) -> Any:
     """``cfg`` decoding through ``route`` (``None``: as configured); the weights are the same (Sec. 3-4)."""
     if route is None:
         return cfg
-    if not kinds.routes(kind):
+    if not kinds.routes(kind, cfg):
         raise ValueError(f"a {kind or 'naive'} model has no route {route!r}")
     return dataclasses.replace(cfg, route=route)
 
@@ -137,7 +132,7 @@ def systems(exp: Experiment, name: str) -> tuple[System, ...]:
     (module docstring)."""
     kind, cfg = resolve(exp, name)
     return (System(name=name, method=name),
-            *(System(name=f"{name}_{r}", method=name, route=r) for r in routes(kind, cfg)[1:]),
+            *(System(name=f"{name}_{r}", method=name, route=r) for r in kinds.routes(kind, cfg)[1:]),
             *(System(name=f"{name}_w{w}", method=name, top_w=w) for w in kinds.sweep(kind, cfg)))
 
 

@@ -30,15 +30,10 @@ def searches(exp: Experiment, exp_name: str | None = None) -> dict[str, Any]:
     return {name: build(LSLSearchConfig, dict(entry), f"{where}.{name}") for name, entry in exp.search.items()}
 
 
-def _other_routes(kind: str, cfg: Any) -> list[str]:
-    """The routes of ``kind`` other than ``cfg``'s configured one (decoded as ``<name>_<route>``)."""
-    return list(kinds.routes_of(kind, cfg)[1:])
-
-
 def _extra_systems(kind: str, cfg: Any) -> dict[str, str]:
     """``{suffix: what it is}`` of the systems decoded from a method's training besides the method itself
     (``lsnmt.methods.systems``): ``_<route>`` per other route, ``_w<w>`` per top-w sweep point (CLM Figure 4)."""
-    out = {f"_{r}": f"the {r} route" for r in _other_routes(kind, cfg)}
+    out = {f"_{r}": f"the {r} route" for r in kinds.routes(kind, cfg)[1:]}
     out.update({f"_w{w}": f"the top-{w} sparsity decoding" for w in kinds.sweep(kind, cfg)})
     return out
 

@@ -3,7 +3,8 @@
 One *unit* = (task, method, seed). A unit builds the encoder (``models.xlmr``; ``torch.manual_seed(seed)``
 first), inserts the method's LMS maps, trains ``epochs`` epochs of homogeneous batches (all examples of
 one language, Sec. 5: one language's LMS factors per batch; languages interleaved in a random order) with
-AdamW and a linear warm-up / decay schedule, keeps the last or the best-on-dev epoch (``select``), and
+AdamW and a linear warm-up / decay schedule (:func:`adam`, :func:`schedule`, assembled by
+:func:`lsnmt.train.job.assemble`), keeps the last or the best-on-dev epoch (``select``), and
 predicts every test language through every route the method has (naive: ``none``; LMS: ``ls``; LMS+FD: its
 configured route first, then the other: Share and LS come from the same trained model, Sec. 5).
 
@@ -23,18 +24,17 @@ inside the epoch, bit for bit on CPU. One process only (no DDP): a unit's batch 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from lsnmt import methods as method_registry
 from lsnmt.config import Experiment
@@ -48,10 +48,10 @@ from lsnmt.tasks.data import NER_LABELS
 from lsnmt.tasks.predict import dev_f1, predict
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.dist import Dist, pick_device
+from lsnmt.train.job import Parts, assemble, fingerprint, prepare_work_dir
 from lsnmt.train.loop import Job, Update, Validation, run_updates
-from lsnmt.train.optim import adamw, bias_or_layer_norm, linear_warmup_decay
-from lsnmt.train.trainer import prepare_work_dir
-from lsnmt.train.update import update, updater
+from lsnmt.train.optim import Adam, Schedule, bias_or_layer_norm
+from lsnmt.train.update import Updater, update
 from lsnmt.typed import to_dict
 from models.config import kinds
 from models.lang import LangContext
@@ -63,13 +63,10 @@ log = logging.getLogger(__name__)
 # -- model, optimiser, objective ------------------------------------------------------------------------------
 
 
-def routes(kind: str | None, cfg: Any) -> list[str]:
-    """Inference routes of a method, configured first: ``none`` (naive), ``ls`` (LMS), LMS+FD's two."""
-    if kind is None:
-        return ["none"]
-    if kinds.routes(kind):  # LMS+FD: both routes, the configured one first (the kind's trait)
-        return [cfg.route, *(r for r in kinds.routes(kind) if r != cfg.route)]
-    return ["ls"]
+def route_keys(kind: str | None, cfg: Any) -> list[str]:
+    """The keys of a unit's predictions: its kind's routes, configured first (:func:`models.config.kinds.routes`,
+    LMS+FD's two), else one key naming the one way through, ``none`` (naive) or ``ls`` (LMS)."""
+    return list(kinds.routes(kind, cfg)) or ["none" if kind is None else "ls"]
 
 
 def build_model(task: TaskConfig, prepared: Prepared, kind: str | None, cfg: Any, seed: int) -> TaskModel:
@@ -87,8 +84,8 @@ def count_params(model: TaskModel, task: TaskConfig, kind: str | None, cfg: Any)
     from transformers import XLMRobertaModel
 
     out: dict[str, Any] = {"train": train_params(model), "inference": {}}
-    for route in routes(kind, cfg):
-        c = dataclasses.replace(cfg, route=route) if kinds.routes(kind) else cfg
+    for route in route_keys(kind, cfg):
+        c = dataclasses.replace(cfg, route=route) if kinds.routes(kind, cfg) else cfg
         with torch.device("meta"):
             meta = build_task_model(XLMRobertaModel(model.encoder.config, add_pooling_layer=False), task=task.kind,
                                     outputs=model.head.out_features, dropout=0.0,
@@ -97,16 +94,15 @@ def count_params(model: TaskModel, task: TaskConfig, kind: str | None, cfg: Any)
     return out
 
 
-def optimizer(model: nn.Module, task: TaskConfig, device: torch.device) -> torch.optim.Optimizer:
-    """AdamW, no decay on biases and LayerNorms (:func:`lsnmt.train.optim.adamw`; the rate is set each update from
-    :func:`lsnmt.train.optim.linear_warmup_decay`)."""
-    return adamw(model, lr=task.lr, eps=task.adam_eps, weight_decay=task.weight_decay, exempt=bias_or_layer_norm,
-                 fused=device.type == "cuda")
+def adam(task: TaskConfig) -> Adam:
+    """AdamW, no decay on biases and LayerNorms (the XTREME recipe; :class:`lsnmt.train.optim.Adam`)."""
+    return Adam(eps=task.adam_eps, weight_decay=task.weight_decay, exempt=bias_or_layer_norm)
 
 
-def lr_at(n: int, task: TaskConfig, total: int) -> float:
-    """The rate of update ``n + 1``: linear warm-up over ``warmup_steps``, linear decay to 0 at ``total``."""
-    return linear_warmup_decay(n, lr=task.lr, warmup=task.warmup_steps, total=total)
+def schedule(task: TaskConfig, total: int) -> Schedule:
+    """Linear warm-up over ``warmup_steps``, linear decay to 0 at update ``total``
+    (:class:`lsnmt.train.optim.Schedule` ``linear_warmup``)."""
+    return Schedule(kind="linear_warmup", lr=task.lr, warmup=task.warmup_steps, total=total)
 
 
 def batch_loss(model: TaskModel, task: TaskConfig, kind: str | None, batch: dict[str, Tensor],
@@ -147,11 +143,11 @@ class Unit:
 
 
 def _prepare_work(unit: Unit, config: dict[str, Any]) -> dict[str, Any]:
-    """The translation trainer's policy (:func:`lsnmt.train.trainer.prepare_work_dir`): a work dir of another
+    """The trainers' policy (:func:`lsnmt.train.job.prepare_work_dir`): a work dir of another
     config or other data is moved aside to ``{work}.stale``, not deleted (a mistaken edit of params.yaml costs a
     rename, not the unit's training); returns ``config`` with its fingerprint."""
     recorded = unit.work / "config.json"
-    stamped = {**config, "fingerprint": hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()}
+    stamped = {**config, "fingerprint": fingerprint(config)}
     if recorded.is_file() and json.loads(recorded.read_text(encoding="utf-8")) == config:
         write_json(recorded, stamped)  # the same unit, recorded before work dirs carried a fingerprint: kept
     prepare_work_dir(unit.work, stamped)
@@ -174,9 +170,9 @@ def run_unit(unit: Unit, prepared: Prepared, device: torch.device) -> dict[str, 
     result = {"task": unit.task_name, "method": unit.method, "kind": unit.kind, "seed": unit.seed,
               "selected_epoch": state["best_epoch"] if task.select == "best" else task.epochs,
               "curve": state["curve"], "params": count_params(model, task, unit.kind, unit.cfg),
-              "routes": routes(unit.kind, unit.cfg),
+              "routes": route_keys(unit.kind, unit.cfg),
               "predictions": {r: predict(model, task, prepared.splits["test"], r, prepared.gold, device)
-                              for r in routes(unit.kind, unit.cfg)}}
+                              for r in route_keys(unit.kind, unit.cfg)}}
     write_json(done, result)
     return result
 
@@ -187,26 +183,38 @@ def _fit(unit: Unit, prepared: Prepared, model: TaskModel, device: torch.device)
     task, train_rows = unit.task, prepared.splits["train"]
     n_batches = len(epoch_batches(train_rows, list(task.languages), task.batch_size, np.random.default_rng(0)))
     total = task.epochs * n_batches
-    t = updater(model, optimizer(model, task, device), Dist(0, 1, device, owns_group=False),
-                clip_norm=task.clip_norm)
+    parts = assemble(model, adam=adam(task), schedule=schedule(task, total), device=device)
     state: dict[str, Any] = {"epoch": 0, "best": None, "best_epoch": None, "curve": []}
     running: dict[str, Any] = {"loss": 0.0, "batches": 0}  # the epoch in progress: summed loss, batches done
-    step = 0
-    if (found := ckpt.resume(unit.work, device)) is not None:  # a damaged last.pt stops here, in one line
-        saved = found[1]
-        model.load_state_dict(saved["model"])
-        t.optimizer.load_state_dict(saved["optimizer"])
-        ckpt.set_rng_state(saved["rng"])
-        state, running = saved["state"], saved.get("running", running)
-        step = int(saved["step"]) if "step" in saved else int(saved["scheduler"]["last_epoch"])  # before "step"
+
+    def restore(saved: dict[str, Any]) -> None:
+        state.update(saved["state"])
+        running.update(saved.get("running", running))
+
+    found = parts.resume(unit.work, device, restore)
+    step = 0 if found is None else found[1]
+    if found is not None:
         log.info("%s %s seed %d: resuming after update %d (epoch %d)", unit.task_name, unit.method, unit.seed,
                  step, state["epoch"] + 1)
-    route0 = routes(unit.kind, unit.cfg)[0]
+    t = parts.updater(Dist(0, 1, device, owns_group=False), precision="fp32", clip_norm=task.clip_norm)
+    job = Job(name=f"{unit.task_name} {unit.method} s{unit.seed}", total=total, log_every=n_batches,
+              save_every=n_batches, update=_steps(unit, prepared, model, t, parts, n_batches, running, device),
+              save=lambda n, **_: parts.save_last(unit.work, n, {"state": state, "running": {
+                  "loss": float(running["loss"]), "batches": running["batches"]}}),
+              validate=_epoch_end(unit, prepared, model, n_batches, state, running, device),
+              validate_every=n_batches, logger=log)
+    run_updates(job, step, None, None)
+    return state
+
+
+def _steps(unit: Unit, prepared: Prepared, model: TaskModel, t: Updater, parts: Parts, n_batches: int,
+           running: dict[str, Any], device: torch.device) -> Callable[[int], Update]:
+    """The unit's update hook: update ``n + 1`` is batch ``n % n_batches`` of epoch ``n // n_batches`` (that
+    epoch's own order), its loss added to the epoch's ``running`` sum."""
+    task, train_rows = unit.task, prepared.splits["train"]
     epochs: dict[int, list[tuple[int, np.ndarray]]] = {}
-    clock = [time.time()]
 
     def step_fn(n: int) -> Update:
-        """Update ``n + 1``: batch ``n % n_batches`` of epoch ``n // n_batches`` (that epoch's own order)."""
         epoch, b = divmod(n, n_batches)
         if epoch not in epochs:
             epochs.clear()
@@ -220,15 +228,24 @@ def _fit(unit: Unit, prepared: Prepared, model: TaskModel, device: torch.device)
             loss = batch_loss(model, task, unit.kind, batch, langs)
             return loss, loss.detach().reshape(1)
 
-        lr = lr_at(n, task, total)
+        lr = parts.lr(n)
         stepped = update(t, [forward], lr, n)
         loss = stepped.stats[0]  # stays on the device: the loop's check and the epoch's end read it
         running["loss"], running["batches"] = running["loss"] + loss, running["batches"] + 1
         return Update(loss=loss, nll=loss, ntokens=len(idx), lr=lr, grad_norm=stepped.grad_norm,
                       skipped=stepped.skipped)
 
+    return step_fn
+
+
+def _epoch_end(unit: Unit, prepared: Prepared, model: TaskModel, n_batches: int, state: dict[str, Any],
+               running: dict[str, Any], device: torch.device) -> Callable[[int], Validation]:
+    """The unit's validation hook, after the NaN guard's check of the epoch's updates: the curve row, dev F1 and
+    ``best.pt``."""
+    task, route0 = unit.task, route_keys(unit.kind, unit.cfg)[0]
+    clock = [time.time()]
+
     def end_epoch(step: int) -> Validation:
-        """After the NaN guard's check of the epoch's updates: the curve row, dev F1 and ``best.pt``."""
         epoch = step // n_batches - 1
         row = {"epoch": epoch + 1, "step": step, "loss": float(running["loss"]) / max(running["batches"], 1),
                "dev_f1": None}
@@ -247,17 +264,7 @@ def _fit(unit: Unit, prepared: Prepared, model: TaskModel, device: torch.device)
         clock[0] = time.time()
         return Validation(row["loss"], improved=False)
 
-    def save(n: int, *, periodic: bool, improved: bool) -> None:
-        del periodic, improved  # every save (an epoch's end or a stop's) writes last.pt
-        ckpt.save(unit.work / "last.pt", {"model": model.state_dict(), "optimizer": t.optimizer.state_dict(),
-                                          "step": n, "rng": ckpt.rng_state(), "state": state,
-                                          "running": {"loss": float(running["loss"]), "batches": running["batches"]}})
-
-    job = Job(name=f"{unit.task_name} {unit.method} s{unit.seed}", total=total, log_every=n_batches,
-              save_every=n_batches, update=step_fn, save=save, validate=end_epoch, validate_every=n_batches,
-              logger=log)
-    run_updates(job, step, None, None)
-    return state
+    return end_epoch
 
 
 def _write_unit(out: Path, result: dict[str, Any]) -> None:

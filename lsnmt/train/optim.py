@@ -34,12 +34,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 import torch
 from torch import nn
-
-from lsnmt.config import TrainConfig
 
 
 class AdamSettings(Protocol):
@@ -55,12 +54,68 @@ class AdamSettings(Protocol):
     def warmup_init_lr(self) -> float: ...
 
 
+def adam_of(cfg: AdamSettings, *, fused: bool | None = None) -> Adam:
+    """The :class:`Adam` settings of a ``train`` section (translation) or an x-elm job's."""
+    beta1, beta2 = cfg.adam_betas
+    return Adam(betas=(beta1, beta2), eps=cfg.adam_eps, weight_decay=cfg.weight_decay, fused=fused)
+
+
 def build_optimizer(params: Iterable[nn.Parameter], cfg: AdamSettings, *, fused: bool = False
                     ) -> torch.optim.Optimizer:
-    """AdamW with ``cfg``'s betas, eps and weight decay (the rate is set by :func:`set_lr` each update)."""
-    beta1, beta2 = cfg.adam_betas
-    return adamw(params, lr=cfg.warmup_init_lr, betas=(beta1, beta2), eps=cfg.adam_eps,
-                 weight_decay=cfg.weight_decay, fused=fused)
+    """AdamW with ``cfg``'s betas, eps and weight decay over ``params`` (the rate is set by :func:`set_lr` each
+    update): what the trainers build (:class:`Adam`), for code that optimises outside a job (benchmarks)."""
+    a = adam_of(cfg)
+    return adamw(params, lr=cfg.warmup_init_lr, betas=a.betas, eps=a.eps, weight_decay=a.weight_decay, fused=fused)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Adam:
+    """AdamW's settings, flat (each trainer fills them from its own section: ``train``, an x-elm job's, a task's)."""
+
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+    exempt: Callable[[str], bool] | None = None
+    """Parameters (by name) that get weight decay 0 (the tasks: :func:`bias_or_layer_norm`); ``None``: none."""
+    fused: bool | None = None
+    """Fused AdamW: ``True`` always (translation, as before), ``None``: on CUDA only (x-elm, the tasks). Fused and
+    unfused kernels round differently on a CPU, so each trainer keeps the one it had."""
+
+    def build(self, model: nn.Module, device: torch.device, lr: float) -> torch.optim.Optimizer:
+        """:func:`adamw` over ``model``'s parameters, starting at rate ``lr`` (set again before every update)."""
+        fused = device.type == "cuda" if self.fused is None else self.fused
+        if self.exempt is None:
+            return adamw(model.parameters(), lr=lr, betas=self.betas, eps=self.eps, weight_decay=self.weight_decay,
+                         fused=fused)
+        return adamw(model, lr=lr, betas=self.betas, eps=self.eps, weight_decay=self.weight_decay, fused=fused,
+                     exempt=self.exempt)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Schedule:
+    """A learning-rate schedule: :meth:`at` ``(n)`` is the rate of update ``n + 1`` (the module docstring):
+    ``constant``; ``inverse_sqrt`` (translation); ``linear``, warm-up from ``warmup_init_lr`` then decay to
+    ``end_lr`` at ``total`` (x-elm); ``linear_warmup``, warm-up from ``lr / warmup`` then decay to 0 (the tasks)."""
+
+    kind: Literal["constant", "inverse_sqrt", "linear", "linear_warmup"]
+    lr: float
+    """The peak rate."""
+    warmup: int = 0
+    total: int = 0
+    """The updates of the whole job (``linear``, ``linear_warmup``)."""
+    warmup_init_lr: float = 0.0
+    end_lr: float = 0.0
+
+    def at(self, n: int) -> float:
+        """The rate of update ``n + 1``."""
+        if self.kind == "constant":
+            return self.lr
+        if self.kind == "inverse_sqrt":
+            return inverse_sqrt(n, lr=self.lr, warmup=self.warmup, warmup_init_lr=self.warmup_init_lr)
+        if self.kind == "linear":
+            return linear_decay(n, lr=self.lr, warmup=self.warmup, total=self.total,
+                                warmup_init_lr=self.warmup_init_lr, end_lr=self.end_lr)
+        return linear_warmup_decay(n, lr=self.lr, warmup=self.warmup, total=self.total)
 
 
 def bias_or_layer_norm(name: str) -> bool:
@@ -85,11 +140,6 @@ def adamw(params: Iterable[nn.Parameter] | nn.Module, *, lr: float, eps: float, 
     else:
         groups = params.parameters() if isinstance(params, nn.Module) else params
     return torch.optim.AdamW(groups, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, fused=fused or None)
-
-
-def inverse_sqrt_lr(n: int, cfg: TrainConfig) -> float:
-    """Learning rate after ``n`` updates (see the module docstring)."""
-    return inverse_sqrt(n, lr=cfg.lr, warmup=cfg.warmup_steps, warmup_init_lr=cfg.warmup_init_lr)
 
 
 def inverse_sqrt(n: int, *, lr: float, warmup: int, warmup_init_lr: float) -> float:

@@ -51,9 +51,9 @@ from lsnmt.train.compiled import step_begin
 from lsnmt.train.curve import Meters
 from lsnmt.train.dist import Dist
 from lsnmt.train.feed import Feed, StepBatches, pinned
+from lsnmt.train.job import Parts
 from lsnmt.train.loop import Update
 from lsnmt.train.loss import LOG2, default_criterion, smoothed_cross_entropy
-from lsnmt.train.optim import inverse_sqrt_lr
 from lsnmt.train.update import Micro, amp_dtype, autocast, update
 from models.ls.base import Criterion, HasAuxLoss
 
@@ -69,8 +69,8 @@ class Run:
     """The bare model (checkpoints, validation)."""
     net: nn.Module
     """What the forward goes through: ``model``, its DDP wrapper, or either compiled (``train.compile``)."""
-    optimizer: torch.optim.Optimizer
-    scaler: torch.amp.GradScaler
+    parts: Parts
+    """The optimizer, loss scale, schedule and checkpoints (:func:`lsnmt.train.job.assemble`)."""
     feed: Feed
     ddp: DistributedDataParallel | None = None
     """The DDP wrapper inside ``net``, if any."""
@@ -85,6 +85,14 @@ class Run:
         """The model reports an auxiliary loss (:class:`~models.ls.base.HasAuxLoss`; checked once: a runtime
         protocol's ``isinstance`` is slow)."""
         return isinstance(self.model, HasAuxLoss)
+
+    @property
+    def optimizer(self) -> torch.optim.Optimizer:
+        return self.parts.optimizer
+
+    @property
+    def scaler(self) -> torch.amp.GradScaler:
+        return self.parts.scaler
 
     @property
     def amp_dtype(self) -> torch.dtype | None:
@@ -120,7 +128,7 @@ def train_step(run: Run, step: StepBatches) -> Update:
     ``run.step`` advances unless it was skipped."""
     scale = run.dist.world_size / max(step.ntokens, 1)
     micros = [_micro(run, seed, sample, scale) for seed, sample in zip(step.seeds, step.samples, strict=True)]
-    lr = inverse_sqrt_lr(run.step, run.cfg)
+    lr = run.parts.lr(run.step)
     done = update(run, micros, lr, run.step)
     if not done.skipped:
         run.step += 1

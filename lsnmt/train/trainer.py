@@ -34,11 +34,9 @@ and the checkpoint files. ``train.compile`` runs the forward through ``torch.com
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
-import shutil
 from collections.abc import Mapping
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -48,9 +46,9 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from lsnmt.config import Experiment, ModelConfig
+from lsnmt.config import Experiment, ModelConfig, TrainConfig
 from lsnmt.data.corpus import Vocab, load_split
-from lsnmt.io import atomic_write, write_json
+from lsnmt.io import atomic_write
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train import faults, ranks, tracker
 from lsnmt.train.announce import announce, start_line
@@ -59,16 +57,18 @@ from lsnmt.train.compiled import compile_net
 from lsnmt.train.curve import Curve
 from lsnmt.train.dist import Dist
 from lsnmt.train.feed import Feed, StepBatches
+from lsnmt.train.job import assemble, open_work_dir
+from lsnmt.train.job import fingerprint as digest
 from lsnmt.train.loop import Interrupted, Job, Update, Validation, run_updates
 from lsnmt.train.loss import default_criterion
-from lsnmt.train.optim import build_optimizer
+from lsnmt.train.optim import Schedule, adam_of
 from lsnmt.train.step import EvalSet, Run, eval_plan, mean_loss, train_step, validate
 from models.build import build_transformer
 from models.ls.base import Criterion
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Interrupted", "ModelFactory", "fingerprint", "prepare_work_dir", "setup", "train", "wrap"]
+__all__ = ["Interrupted", "ModelFactory", "fingerprint", "schedule", "setup", "train", "wrap"]
 
 NO_EFFECT = ("max_steps", "log_every", "validate_every", "save_every", "keep_last", "gpus_per_node", "nodes",
              "compile", "tracker")
@@ -96,7 +96,7 @@ def fingerprint(exp: Experiment, bin_dir: Path, method: Mapping[str, Any] | None
         blob["method"] = method
     if (plan := sampling_plan(bin_dir)) is not None:  # the per-epoch draw fixes the data of every step
         blob["sampling"] = plan
-    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
+    return digest(blob)
 
 
 def sampling_plan(bin_dir: Path) -> dict[str, Any] | None:
@@ -113,24 +113,15 @@ def _config(exp: Experiment, vocab: Vocab, fp: str, method: Mapping[str, Any] | 
     return config
 
 
-def prepare_work_dir(work_dir: Path, config: dict[str, Any]) -> None:
-    """Move a work dir of another configuration aside; record this one's config (rank 0)."""
-    path = work_dir / "config.json"
-    if work_dir.is_dir() and any(work_dir.iterdir()):
-        old = json.loads(path.read_text(encoding="utf-8")).get("fingerprint") if path.is_file() else None
-        if old != config["fingerprint"]:
-            stale = work_dir.with_name(work_dir.name + ".stale")
-            log.warning("%s holds a run with other settings: moved to %s, starting afresh", work_dir, stale)
-            shutil.rmtree(stale, ignore_errors=True)
-            work_dir.rename(stale)
-    work_dir.mkdir(parents=True, exist_ok=True)
-    ckpt.remove_partial(work_dir)
-    write_json(path, config)
+def schedule(cfg: TrainConfig) -> Schedule:
+    """fairseq's ``inverse_sqrt`` of ``train`` (:mod:`lsnmt.train.optim`)."""
+    return Schedule(kind="inverse_sqrt", lr=cfg.lr, warmup=cfg.warmup_steps, warmup_init_lr=cfg.warmup_init_lr)
 
 
 def setup(exp: Experiment, bin_dir: Path, dist: Dist, factory: ModelFactory,
           criterion: Criterion | None) -> tuple[Run, list[EvalSet]]:
-    """The run's state before any update (model, fused AdamW, scaler, feed) and the validation plan."""
+    """The run's state before any update (model; fused AdamW, loss scale and ``inverse_sqrt`` schedule from
+    :func:`lsnmt.train.job.assemble`; feed) and the validation plan."""
     cfg, vocab = exp.train, Vocab.load(bin_dir)
     train_dirs = load_split(bin_dir, "train", exp.data.train_pairs, vocab)
     supervised = set(exp.data.train_pairs)  # zero-shot directions are evaluated, never used to pick checkpoints
@@ -138,12 +129,12 @@ def setup(exp: Experiment, bin_dir: Path, dist: Dist, factory: ModelFactory,
     torch.manual_seed(cfg.seed)
     model = factory(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
                     padding_idx=vocab.pad).to(dist.device)
-    optimizer = build_optimizer(model.parameters(), cfg, fused=True)
-    scaler = torch.amp.GradScaler("cuda", enabled=dist.device.type == "cuda" and cfg.precision == "fp16")
     stream = BatchStream(Pool.build(train_dirs, cfg, sampling_plan(bin_dir)), cfg, cfg.seed)
     feed = Feed(stream, train_dirs, vocab, dist, cfg.update_freq)
-    run = Run(cfg=cfg, vocab=vocab, dist=dist, model=model, net=model, optimizer=optimizer, scaler=scaler,
-              feed=feed, criterion=criterion or default_criterion)
+    parts = assemble(model, adam=adam_of(cfg, fused=True), schedule=schedule(cfg), device=dist.device,
+                     precision=cfg.precision)
+    run = Run(cfg=cfg, vocab=vocab, dist=dist, model=model, net=model, parts=parts, feed=feed,
+              criterion=criterion or default_criterion)
     return run, eval_plan(valid_dirs, vocab, cfg.max_tokens, dist, cfg.valid_max_sentences)
 
 
@@ -157,28 +148,24 @@ def wrap(run: Run, criterion: Criterion | None) -> None:
 
 
 def _state(run: Run, config: dict[str, Any]) -> dict[str, Any]:
-    return {"model": run.model.state_dict(), "optimizer": run.optimizer.state_dict(),
-            "scaler": run.scaler.state_dict() if run.scaler.is_enabled() else {}, "step": run.step,
-            "stream": run.feed.state_dict(), "best_valid": run.best_valid, "meters": run.meters.state_dict(),
-            "rng": ckpt.rng_state(), "config": config}
+    """The checkpoint of ``run`` (:meth:`lsnmt.train.job.Parts.state`, with the feed, best loss and meters)."""
+    return run.parts.state(run.step, {"stream": run.feed.state_dict(), "best_valid": run.best_valid,
+                                      "meters": run.meters.state_dict(), "config": config})
 
 
-def _resume(run: Run, last: Path) -> bool:
-    """Restore the run from ``last`` or, where that is damaged, from the newest intact ``step{N}.pt`` beside it
-    (:func:`lsnmt.train.checkpoint.resume`); ``False``: nothing to resume from."""
-    found = ckpt.resume(last.parent, run.dist.device)
+def _resume(run: Run, work_dir: Path) -> bool:
+    """Restore the run from ``work_dir`` (:meth:`lsnmt.train.job.Parts.resume`); ``False``: nothing to resume
+    from."""
+    def restore(saved: dict[str, Any]) -> None:
+        run.best_valid = float(saved["best_valid"])
+        run.feed.load_state_dict(saved["stream"])
+        run.meters.load_state_dict(saved["meters"])
+
+    found = run.parts.resume(work_dir, run.dist.device, restore)
     if found is None:
         return False
-    last, state = found
-    run.model.load_state_dict(state["model"])
-    run.optimizer.load_state_dict(state["optimizer"])
-    if state["scaler"]:
-        run.scaler.load_state_dict(state["scaler"])
-    run.step, run.best_valid = int(state["step"]), float(state["best_valid"])
-    run.feed.load_state_dict(state["stream"])
-    run.meters.load_state_dict(state["meters"])
-    ckpt.set_rng_state(state["rng"])
-    log.info("resumed from %s at step %d (epoch %d)", last, run.step, run.feed.epoch)
+    run.step = found[1]
+    log.info("resumed from %s at step %d (epoch %d)", found[0], run.step, run.feed.epoch)
     return True
 
 
@@ -288,10 +275,8 @@ def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
         config["world_size"] = dist.world_size
         ranks.check_ranks(work_dir, dist.world_size, exp.train.update_freq, lambda w, f: fingerprint(
             replace(exp, train=replace(exp.train, update_freq=f)), bin_dir, method, w))
-        if dist.is_main:
-            prepare_work_dir(work_dir, config)
-        dist.barrier()
-        resumed = _resume(run, work_dir / "last.pt")
+        open_work_dir(work_dir, config, dist)
+        resumed = _resume(run, work_dir)
         if dist.is_main:
             announce(log, start_line("train", run.model, run.feed.dirs, max_steps=exp.train.max_steps,
                                      max_tokens=exp.train.max_tokens, update_freq=exp.train.update_freq,

@@ -72,10 +72,14 @@ class Trainee(Protocol):
     """The bare model: its parameters are clipped, synchronised and stepped."""
     net: nn.Module
     """What the forwards go through: ``model``, its DDP wrapper, or either compiled."""
-    optimizer: torch.optim.Optimizer
-    scaler: torch.amp.GradScaler
     dist: Dist
     ddp: DistributedDataParallel | None
+
+    @property
+    def optimizer(self) -> torch.optim.Optimizer: ...
+
+    @property
+    def scaler(self) -> torch.amp.GradScaler: ...
 
     @property
     def amp_dtype(self) -> torch.dtype | None: ...

@@ -2,10 +2,10 @@
 
 One update draws ``batch_tokens / B`` blocks (:class:`~lsnmt.xelm.corpus.TokenStream`), optionally in
 micro-batches of ``max_tokens`` (gradient accumulation), and minimises the mean next-token cross entropy
-(no label smoothing, as XGLM). AdamW (:func:`lsnmt.train.optim.build_optimizer`; x-elm's released settings,
-:class:`~lsnmt.xelm.config.LMTrainConfig`), with ``fp16`` on a GPU a dynamic loss scale (an overflowing update is
-skipped and not counted), the global gradient norm clipped to ``clip_norm``, and update ``n + 1`` runs at ``lr(n)``
-of the job's schedule (:func:`lsnmt.train.optim.linear_decay` or ``inverse_sqrt``): the project's one update,
+(no label smoothing, as XGLM). AdamW (x-elm's released settings, :class:`~lsnmt.xelm.config.LMTrainConfig`), with
+``fp16`` on a GPU a dynamic loss scale (an overflowing update is skipped and not counted), the global gradient norm
+clipped to ``clip_norm``, and update ``n + 1`` runs at ``lr(n)`` of the job's schedule (:func:`schedule`: ``linear``
+decay, ``inverse_sqrt`` or ``constant``), all assembled by :func:`lsnmt.train.job.assemble`: the project's one update,
 :func:`lsnmt.train.update.update`, given the micro-batches' summed nll over the update's tokens. Dropout is
 re-seeded from ``(seed, n)`` before update ``n + 1``, so a run resumed from ``work_dir/last.pt`` (written every
 ``save_every`` updates, with the optimizer, the stream cursor and the RNG states) gives bit-identical weights on
@@ -28,7 +28,6 @@ and tokens per language of the selection, tokens seen) atomically.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -42,11 +41,12 @@ from lsnmt.io import atomic_dir, write_json
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.curve import Curve, Meters
 from lsnmt.train.dist import Dist, pick_device
+from lsnmt.train.job import assemble, open_work_dir
+from lsnmt.train.job import fingerprint as digest
 from lsnmt.train.loop import Job, Update, run_updates
 from lsnmt.train.loss import smoothed_cross_entropy
-from lsnmt.train.optim import build_optimizer, inverse_sqrt, linear_decay
-from lsnmt.train.trainer import prepare_work_dir
-from lsnmt.train.update import Micro, Updater, grad_scaler, update, wrap_ddp
+from lsnmt.train.optim import Schedule, adam_of
+from lsnmt.train.update import Micro, Updater, update
 from lsnmt.xelm.config import LMConfig, LMTrainConfig
 from lsnmt.xelm.corpus import Selection, TokenStream
 from models.lm import DecoderOnlyLM, build_lm, param_count
@@ -68,14 +68,10 @@ class LMJob:
     """``model.pt`` of the model this one branches from (x-BTM Step 1); ``None``: random initialisation."""
 
 
-def lr_at(n: int, cfg: LMTrainConfig) -> float:
-    """The learning rate of update ``n + 1``."""
-    if cfg.schedule == "constant":
-        return cfg.lr
-    if cfg.schedule == "inverse_sqrt":
-        return inverse_sqrt(n, lr=cfg.lr, warmup=cfg.warmup_updates, warmup_init_lr=cfg.warmup_init_lr)
-    return linear_decay(n, lr=cfg.lr, warmup=cfg.warmup_updates, total=cfg.updates,
-                        warmup_init_lr=cfg.warmup_init_lr, end_lr=cfg.end_lr)
+def schedule(cfg: LMTrainConfig) -> Schedule:
+    """The job's learning-rate schedule (:class:`lsnmt.train.optim.Schedule`; x-elm App. A.1: ``linear``)."""
+    return Schedule(kind=cfg.schedule, lr=cfg.lr, warmup=cfg.warmup_updates, total=cfg.updates,
+                    warmup_init_lr=cfg.warmup_init_lr, end_lr=cfg.end_lr)
 
 
 def update_seed(seed: int, n: int) -> int:
@@ -101,12 +97,13 @@ def fingerprint(job: LMJob, lm: LMConfig, meta: dict, world_size: int = 1) -> st
             "tokens": meta["tokens"]["train"], "vocab_size": meta["vocab_size"]}
     if world_size > 1:  # each rank draws its own dropout masks
         blob["world_size"] = world_size
-    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
+    return digest(blob)
 
 
-def _update(t: Updater, blocks: torch.Tensor, job: LMJob, pad: int, step: int, ntok: int) -> Update:
+def _update(t: Updater, blocks: torch.Tensor, job: LMJob, pad: int, step: int, ntok: int, lr: float) -> Update:
     """Update ``step + 1`` from this rank's ``blocks`` (``ntok``: predicted tokens of the whole update, all ranks)
-    on the project's one update (:func:`lsnmt.train.update.update`): the micro-batches' summed nll over ``ntok``."""
+    on the project's one update (:func:`lsnmt.train.update.update`) at rate ``lr``: the micro-batches' summed nll over
+    ``ntok``."""
     cfg = job.train
     micro = max(1, (cfg.max_tokens or blocks.numel()) // (blocks.size(1) - 1))
     norm = ntok / t.dist.world_size  # DDP averages over ranks: each rank's sum over ntok / W gives the token mean
@@ -119,7 +116,6 @@ def _update(t: Updater, blocks: torch.Tensor, job: LMJob, pad: int, step: int, n
 
         return loss
 
-    lr = lr_at(step, cfg)
     done = update(t, [forward(mb) for mb in blocks.split(micro)], lr, step)
     nll = done.stats[0]
     return Update(loss=nll, nll=nll, ntokens=ntok, lr=lr, grad_norm=done.grad_norm, skipped=done.skipped)
@@ -167,33 +163,25 @@ def _train(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path, o
     model = build_lm(lm, vocab_size=meta["vocab_size"], padding_idx=meta["pad"])
     if job.init is not None:
         model.load_state_dict(ckpt.load(job.init)["model"])
-    model.to(device)
-    opt = build_optimizer(model.parameters(), cfg, fused=device.type == "cuda")
-    scaler = grad_scaler(cfg.precision, device, cfg.fp16_init_scale)
+    parts = assemble(model.to(device), adam=adam_of(cfg), schedule=schedule(cfg), device=device,
+                     precision=cfg.precision, init_scale=cfg.fp16_init_scale)
     stream = TokenStream(lm_dir, job.selection, vocab_size=meta["vocab_size"], eos=meta["eos"], block=lm.block_size,
                          seed=cfg.seed)
     config = {"job": job.name, "lm": asdict(lm), "train": asdict(cfg), "batch_tokens": job.batch_tokens,
               "init": str(job.init) if job.init else None, "vocab_size": meta["vocab_size"], "pad": meta["pad"],
               "eos": meta["eos"], "fingerprint": fingerprint(job, lm, meta, dist.world_size)}
-    if dist.is_main:
-        prepare_work_dir(work_dir, config)
-    dist.barrier()
-    step, meters, last = 0, Meters(), work_dir / "last.pt"
-    found = ckpt.resume(work_dir, device)  # a damaged last.pt stops here, in one line
+    open_work_dir(work_dir, config, dist)
+    meters = Meters()
+
+    def restore(saved: dict[str, Any]) -> None:
+        stream.load_state_dict(saved["stream"])
+        meters.load_state_dict(saved["meters"])
+
+    found = parts.resume(work_dir, device, restore)
+    step = 0 if found is None else found[1]
     if found is not None:
-        state = found[1]
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        if state.get("scaler"):
-            scaler.load_state_dict(state["scaler"])
-        step = int(state["step"])
-        stream.load_state_dict(state["stream"])
-        meters.load_state_dict(state["meters"])
-        ckpt.set_rng_state(state["rng"])
         log.info("%s: resumed from %s at update %d", job.name, found[0], step)
-    ddp = wrap_ddp(model, dist)
-    t = Updater(model=model, net=ddp if ddp is not None else model, optimizer=opt, scaler=scaler, dist=dist, ddp=ddp,
-                precision=cfg.precision, clip_norm=cfg.clip_norm)
+    t = parts.updater(dist, precision=cfg.precision, clip_norm=cfg.clip_norm)
     curve = Curve(work_dir / "curve.tsv", step if found is not None else None) if dist.is_main else None
     log.info("%s: %d parameters, %d updates of %d tokens on %d blocks", job.name, param_count(model), cfg.updates,
              job.batch_tokens, stream.n_blocks)
@@ -203,14 +191,12 @@ def _train(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path, o
     def step_fn(n: int) -> Update:
         torch.manual_seed(dropout_seed(cfg.seed, n, dist))
         blocks = torch.from_numpy(stream.take(n_blocks)[rows]).to(device)
-        return _update(t, blocks, job, meta["pad"], n, ntok)
+        return _update(t, blocks, job, meta["pad"], n, ntok, parts.lr(n))
 
     def save(n: int, *, periodic: bool, improved: bool) -> None:
         del periodic, improved  # every save (periodic or a stop's) writes last.pt
-        ckpt.save(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "scaler": scaler.state_dict(),
-                         "step": n,
-                         "stream": stream.state_dict(), "meters": meters.state_dict(), "rng": ckpt.rng_state(),
-                         "config": config})
+        parts.save_last(work_dir, n, {"stream": stream.state_dict(), "meters": meters.state_dict(),
+                                      "config": config})
 
     step = run_updates(Job(name=job.name, total=cfg.updates, log_every=cfg.log_every, save_every=cfg.save_every,
                            update=step_fn, save=save, logger=log, is_main=dist.is_main, agree=dist.agree,
@@ -218,10 +204,16 @@ def _train(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path, o
     info = {"job": job.name, "updates": step, "batch_tokens": job.batch_tokens,
             "tokens_seen": step * job.batch_tokens, "init": config["init"], "data": job.selection.summary(lm_dir)}
     if dist.is_main:
-        with atomic_dir(out_dir) as tmp:
-            ckpt.save(tmp / "model.pt", {"model": {k: v.cpu() for k, v in model.state_dict().items()},
-                                         "config": config, "step": step})
-            (tmp / "curve.tsv").write_text((work_dir / "curve.tsv").read_text(encoding="utf-8"), encoding="utf-8")
-            write_json(tmp / "data.json", info)
+        _write_out(out_dir, model, config, step, work_dir, info)
     dist.barrier()
     return info
+
+
+def _write_out(out_dir: Path, model: torch.nn.Module, config: dict[str, Any], step: int, work_dir: Path,
+               info: dict[str, Any]) -> None:
+    """``out_dir``'s ``model.pt``, ``curve.tsv`` and ``data.json``, atomically."""
+    with atomic_dir(out_dir) as tmp:
+        ckpt.save(tmp / "model.pt", {"model": {k: v.cpu() for k, v in model.state_dict().items()},
+                                     "config": config, "step": step})
+        (tmp / "curve.tsv").write_text((work_dir / "curve.tsv").read_text(encoding="utf-8"), encoding="utf-8")
+        write_json(tmp / "data.json", info)

@@ -65,6 +65,9 @@ class Kind:
     """A token costs what it costs in the dense model (Switch: one expert per token; GPU-hour estimates)."""
     tasks: bool = False
     """Available in XLM-R's FFNs for the NER / QA tasks (LMS-FD Sec. 5.3-5.4)."""
+    atp: bool = False
+    """The model mixes shared and language-specific features by learned gates, whose average token proportion
+    (ATP, CLM Sec. 5.1) evaluate reports (``lsnmt/eval/atp.py``)."""
 
 
 KINDS: dict[str, Kind] = {
@@ -79,7 +82,7 @@ KINDS: dict[str, Kind] = {
     "clsr": Kind(config=clsr.CLSRConfig, build="models.ls.clsr:build",
                  source="Zhang et al. 2021 (CLSR; share: false = CLSR*)"),
     "clm": Kind(config=clm.CLMConfig, build="models.ls.clm:build", sweep=clm.sweep, with_sweep=clm.with_top_w,
-                source="Liu et al. 2022 Sec. 3 (sCLM / mCLM / LS ablation)"),
+                atp=True, source="Liu et al. 2022 Sec. 3 (sCLM / mCLM / LS ablation)"),
     "adapter": Kind(config=adapter.AdapterConfig, build="models.ls.adapter:build", model=adapter.model,
                     source="Bapna and Firat 2019; Philip et al. 2020 (language adapters)"),
     "deep": Kind(config=deep.DeepConfig, build="models.ls.deep:build", model=deep.model,
@@ -106,16 +109,17 @@ def passes(kind: str | None) -> int:
     return 1 if kind is None else KINDS[kind].passes
 
 
-def routes(kind: str | None) -> tuple[str, ...]:
-    """The inference routes of ``kind`` (``()``: one way through)."""
-    return () if kind is None else KINDS[kind].routes
-
-
-def routes_of(kind: str | None, cfg: Any) -> tuple[str, ...]:
-    """The routes a trained model of ``kind`` is decoded through, its configured ``cfg.route`` first (FD, LMS+FD:
-    ``(route, other)``); ``()`` for a method with one way through."""
-    own = routes(kind)
+def routes(kind: str | None, cfg: Any) -> tuple[str, ...]:
+    """The routes a trained model of ``kind`` (config ``cfg``) is decoded through, its configured ``cfg.route``
+    first (FD, LMS+FD: ``(route, other)``, LMS-FD Sec. 3.2, 5); ``()`` for a method with one way through. The one
+    answer to "which routes does this method have": every caller asks here."""
+    own = () if kind is None else KINDS[kind].routes
     return (cfg.route, *(r for r in own if r != cfg.route)) if own else ()
+
+
+def atp(kind: str | None) -> bool:
+    """Whether evaluate reports the ATP of a model of ``kind`` (:attr:`Kind.atp`; the naive model: no)."""
+    return kind is not None and KINDS[kind].atp
 
 
 def batching(kind: str | None) -> Literal["direction", "mixed"] | None:

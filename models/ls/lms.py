@@ -126,11 +126,18 @@ def _active(cfg: LMSConfig, spec: LayerSpec) -> bool:
     return spec.layer % cfg.every == cfg.every - 1
 
 
-def _linear(cfg: LMSConfig, spec: LayerSpec) -> functools.partial[LMSLinear]:
+def lms_linear(cfg: LMSConfig, *, num_languages: int, side: Side) -> functools.partial[LMSLinear]:
+    """``LMSLinear(in_features, out_features, bias)`` of ``cfg``: LMS+FD's (:class:`LMSFDConfig`) with the shared
+    pair and its configured route (Sec. 4), LMS's through its language-specific factors. The translation model's
+    layers and XLM-R's FFNs (``models/xlmr.py``) build theirs here."""
     fd = isinstance(cfg, LMSFDConfig)
-    return functools.partial(LMSLinear, num_languages=spec.num_languages, rank=cfg.rank, side=spec.side,
+    return functools.partial(LMSLinear, num_languages=num_languages, rank=cfg.rank, side=side,
                              synthesis=cfg.synthesis, decoder_language=cfg.decoder_language, init_std=cfg.init_std,
                              shared=fd, route=cfg.route if isinstance(cfg, LMSFDConfig) else "ls")
+
+
+def _linear(cfg: LMSConfig, spec: LayerSpec) -> functools.partial[LMSLinear]:
+    return lms_linear(cfg, num_languages=spec.num_languages, side=spec.side)
 
 
 def build(cfg: LMSConfig, defaults: Factories) -> Factories:

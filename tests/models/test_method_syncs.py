@@ -18,7 +18,7 @@ from lsnmt.data.corpus import Sample
 from lsnmt.decode.beam import beam_search
 from lsnmt.decode.common import step_lprobs
 from lsnmt.train.loss import default_criterion
-from models.config.kinds import KINDS, routes
+from models.config.kinds import KINDS
 from models.lang import LangContext
 from models.ls import criterion
 from models.syncs import SyncLog, count_syncs
@@ -82,7 +82,7 @@ def decoding_steps(model: Transformer, langs: LangContext, src: torch.Tensor, in
 
 
 def systems(kind: str | None) -> list[tuple[str | None, str | None]]:
-    return [(kind, None)] + [(kind, r) for r in routes(kind)]
+    return [(kind, None)] + [(kind, r) for r in (KINDS[kind].routes if kind else ())]
 
 
 @pytest.mark.parametrize("decoder", ["shared", "per-target"])

@@ -206,12 +206,11 @@ def test_task_updates_read_nothing_from_the_device_but_the_encoders_mask_check(
     of theirs: no loss, no finiteness check, no label count. What remains is the XLM-R encoder's own check
     (Hugging Face's ``padding_mask.all()`` before SDPA, ``transformers/masking_utils.py``: one per forward, in
     ``models/xlmr.py``'s call, outside the update). The optimizer is fused, as on a GPU."""
-    from lsnmt.train.optim import adamw, bias_or_layer_norm
     from models.syncs import count_syncs
 
     task, prepared = _ner(tmp_path)
-    monkeypatch.setattr(train_mod, "optimizer", lambda m, t, _d: adamw(
-        m, lr=t.lr, eps=t.adam_eps, weight_decay=t.weight_decay, exempt=bias_or_layer_norm, fused=True))
+    unfused = train_mod.adam
+    monkeypatch.setattr(train_mod, "adam", lambda t: dataclasses.replace(unfused(t), fused=True))
     seen: dict = {}
 
     def probe(job, step, meters, curve) -> int:

@@ -7,10 +7,15 @@ import math
 import pytest
 import torch
 
-from lsnmt.train.optim import build_optimizer, inverse_sqrt_lr
+from lsnmt.train.optim import build_optimizer
+from lsnmt.train.trainer import schedule
 from tests.train.helpers import tiny_experiment
 
 CFG = tiny_experiment(lr=5e-4, warmup_steps=4000, warmup_init_lr=1e-7).train
+
+
+def inverse_sqrt_lr(n: int, cfg: object) -> float:
+    return schedule(cfg).at(n)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("n", "expected"), [

@@ -181,11 +181,11 @@ def test_an_fp16_overflow_skips_the_update() -> None:
     before = [p.detach().clone() for p in model.parameters()]
     blocks = torch.randint(1, 11, (2, 9))
     hook = model[1].weight.register_hook(lambda g: g * math.inf)
-    done = lm_trainer._update(t, blocks, job, 0, 0, 16)
+    done = lm_trainer._update(t, blocks, job, 0, 0, 16, lm_trainer.schedule(job.train).at(0))
     assert done.skipped and done.ntokens == 16 and scaler.get_scale() == pytest.approx(64.0)
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
     hook.remove()
-    done = lm_trainer._update(t, blocks, job, 0, 1, 16)
+    done = lm_trainer._update(t, blocks, job, 0, 1, 16, lm_trainer.schedule(job.train).at(1))
     assert not done.skipped and any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
 
 
@@ -211,10 +211,11 @@ def test_lm_updates_between_two_checks_never_synchronise() -> None:
     t = updater(model, build_optimizer(model.parameters(), cfg, fused=True), Dist(0, 1, torch.device("cpu"), False),
                 clip_norm=cfg.clip_norm)
     blocks = torch.randint(4, VOCAB, (4, LM.block_size + 1))
+    rate = lm_trainer.schedule(cfg).at
     for n in range(2):  # warm-up: first-call work is not steady state
-        lm_trainer._update(t, blocks, job, PAD, n, 32)
+        lm_trainer._update(t, blocks, job, PAD, n, 32, rate(n))
     loop = Job(name="t", total=7, log_every=10**6, save_every=10**6,
-               update=lambda n: lm_trainer._update(t, blocks, job, PAD, n, 32), save=lambda _n, **_kw: None)
+               update=lambda n: lm_trainer._update(t, blocks, job, PAD, n, 32, rate(n)), save=lambda _n, **_kw: None)
     with count_syncs() as syncs:
         assert run_updates(loop, 2, Meters()) == 7
     assert [what for what, _ in syncs.events] == ["tolist"], syncs.report()
