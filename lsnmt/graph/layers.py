@@ -82,7 +82,7 @@ def sources(root: Path = ROOT) -> list[str]:
 def imports(root: Path = ROOT) -> tuple[tuple[str, str], ...]:
     """Every ``(importing file, imported file)`` pair between two different parts; ``from a import b`` names ``a/b.py``
     only (not also ``a/__init__.py``, which it runs too) where ``b`` is a module."""
-    out = set()
+    out: set[tuple[str, str]] = set()
     for rel in sources(root):
         targets = {t for name in _imported(root / rel, root) if (t := _module_file(name, root)) is not None}
         inner = {str(Path(t).parent) for t in targets if not t.endswith("__init__.py")}
