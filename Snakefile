@@ -1,6 +1,6 @@
 # One graph, two front ends: this Snakefile and dvc.yaml declare the same stages with the same
 # commands and outputs (tests/test_wiring.py holds them together). Both come from one stage table,
-# lsnmt/graph/table.py: dvc.yaml is generated from it (python -m lsnmt.graph.dvc), and the rules here are made from
+# lsnmt/graph/stages.py: dvc.yaml is generated from it (python -m lsnmt.graph.dvc), and the rules here are made from
 # it in one loop (lsnmt/graph/snakemake.py): inputs (a job's own, per method / expert; none from a stage the
 # experiment does not define), outputs, log, command, threads, resources, params (the rerun trigger: exactly the
 # keys the stage reads) and code inputs (what stages/<name>.py imports). Adding a stage is one table row plus its
@@ -24,7 +24,7 @@ import sys
 sys.path.insert(0, workflow.basedir)
 from lsnmt.config import Params  # noqa: E402  (light: no torch)
 from lsnmt.graph.snakemake import NAME_WILDCARD, Rules, code, params  # noqa: E402  (the rules, from the stage table)
-from lsnmt.graph.table import STAGES  # noqa: E402
+from lsnmt.graph.stages import STAGES  # noqa: E402
 from lsnmt.runner.launch import job_resources  # noqa: E402
 from lsnmt.typed import ConfigError, build, load_yaml  # noqa: E402
 
@@ -72,13 +72,13 @@ def train_job(exp, section):
 
 
 def tracked(name):
-    """Rule params of stage `name`: the params.yaml keys dvc.yaml tracks (lsnmt/graph/table.py), for the job's
+    """Rule params of stage `name`: the params.yaml keys dvc.yaml tracks (lsnmt/graph/stages.py), for the job's
     experiment and method; a change reruns the job (Snakemake's `params` trigger)."""
     return params(name, EXPERIMENTS, jobs_of, EXP)
 
 
 def output(out):
-    """A table output (lsnmt.graph.table.Out) as Snakemake declares it: a folder, attached to the report."""
+    """A table output (lsnmt.graph.stages.Out) as Snakemake declares it: a folder, attached to the report."""
     path = directory(out.path) if out.is_dir else out.path
     return report(path, **out.report) if out.report else path
 

@@ -10,7 +10,7 @@ sentence at a time, on a single CPU thread, as the mean and standard deviation
 of 5 runs. This script translates the first ``--sentences`` encoded test
 sources of ``--pair`` (``data/{exp}/bin/test``: ``lsnmt.paths.BIN``) with the experiment's beam
 settings (``decode`` in params.yaml) and reports the same, with the
-training / inference parameter counts (lsnmt.report.accounting). Numbers depend on
+training / inference parameter counts (models.param_count). Numbers depend on
 the machine: compare methods in one run on one machine.
 """
 

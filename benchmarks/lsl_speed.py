@@ -39,11 +39,11 @@ sys.path.insert(0, str(ROOT))
 
 from lsnmt.config import ModelConfig
 from lsnmt.decode.beam import beam_search
-from lsnmt.report.accounting import inference_params, train_params
 from lsnmt.train.loss import default_criterion
 from models.build import build_transformer
 from models.lang import LangContext
 from models.ls.lsl import LSLConfig, LSLSearchConfig, search_factories
+from models.param_count import inference_params, train_params
 
 VOCAB, PAD, EOS, LANGS = 8000, 1, 2, 10
 SRC, TGT = 1, 0  # de -> en in flores10_lsl's language order (en de es ...), the direction of Table 13

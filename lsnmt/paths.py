@@ -1,7 +1,7 @@
-"""Every path a stage reads or writes, once: the stage table (:mod:`lsnmt.graph.table`, from which dvc.yaml and the
+"""Every path a stage reads or writes, once: the stage table (:mod:`lsnmt.graph.stages`, from which dvc.yaml and the
 Snakefile's rules are made) declares these templates, and the stages resolve the same ones (:func:`at`), so a
 folder is named in one place. The files inside a stage's output folder are its own module's
-(:mod:`lsnmt.data.layout`, :mod:`lsnmt.xelm.layout`).
+(:mod:`lsnmt.data.layout`).
 
 Templates use Snakemake's wildcards: ``{exp}`` the experiment, ``{method}`` / ``{expert}`` / ``{target}`` the job of a
 repeated stage, ``{stage}`` an evaluation stage's metrics folder, ``{job}`` an x-elm training job. ``work/`` holds
@@ -29,7 +29,7 @@ RESULTS = "results"
 """Every experiment's results (the report reads them all)."""
 EXPERIMENT_RESULTS = "results/{exp}"
 """One experiment's results: ``evaluate`` reads its ``train`` and ``translate`` folders below it
-(``lsnmt.eval.evaluate``, ``lsnmt.methods.System.hyp_dir``)."""
+(``lsnmt.eval.summary``, ``lsnmt.methods.System.hyp_dir``)."""
 SEARCH = f"{EXPERIMENT_RESULTS}/search"
 TRAINED = f"{EXPERIMENT_RESULTS}/train"
 TRAIN = f"{TRAINED}/{{method}}"

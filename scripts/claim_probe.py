@@ -26,7 +26,7 @@ from typing import Any
 import torch
 import yaml
 
-from lsnmt.claim import measure, setup, stats
+from lsnmt.claim import measure, stats, task
 from lsnmt.config import ClaimConfig, Params
 from lsnmt.typed import build, to_dict
 
@@ -73,11 +73,11 @@ def main(argv: list[str] | None = None) -> None:
     method = args.system if args.system in cfg.methods else "naive"
     bin_dir = args.work / "bin"
     if not (bin_dir / "meta.json").is_file():
-        setup.write_data(cfg, bin_dir)
+        task.write_data(cfg, bin_dir)
     for steps in args.steps:
         budget = dataclasses.replace(cfg.train, max_steps=steps, validate_every=steps, save_every=steps)
-        exp = setup.experiment(args.experiment, dataclasses.replace(cfg, train=budget),
-                               setup.Job(args.system, method, args.seed))
+        exp = task.experiment(args.experiment, dataclasses.replace(cfg, train=budget),
+                               task.Job(args.system, method, args.seed))
         start = time.process_time()
         model = measure.train_job(exp, method, bin_dir, args.work / "job")
         refs = measure.references(exp, bin_dir)

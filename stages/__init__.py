@@ -1,4 +1,5 @@
-"""The pipeline's stages, one module per row of the stage table (``lsnmt/graph/table.py``): ``python -m stages.<name>``.
+"""The pipeline's stages, one module per row of the stage table (``lsnmt/graph/stages.py``):
+``python -m stages.<name>``.
 
 Run so (``sys.argv[0]`` is ``-m`` while Python imports this package, before the stage's module), a stage notes
 SIGTERM / SIGUSR1 from its very start: its imports take seconds (torch), and a signal then would kill it outright;
@@ -9,6 +10,6 @@ otherwise (the tests), it changes nothing.
 import sys
 
 if sys.argv[:1] == ["-m"]:
-    from lsnmt.io import note_stop_signals
+    from lsnmt.stops import note_stop_signals
 
     note_stop_signals()

@@ -10,7 +10,7 @@ experiment without a ``claim`` section gets a summary saying "not configured".
 
 from lsnmt import paths as P
 from lsnmt import record
-from lsnmt.claim.stage import run_claim
+from lsnmt.claim.run import run_claim
 from lsnmt.eval.metrics import claim_rows, write_metrics
 from lsnmt.runner.stage import run
 

@@ -3,16 +3,16 @@
     python -m stages.cluster --experiment default --log logs/default/xelm/cluster.log
 """
 
+from lsnmt import paths as P
 from lsnmt.runner.stage import run
-from lsnmt.xelm import layout as xl
 from lsnmt.xelm.cluster import cluster
-from lsnmt.xelm.stage import job_parents, not_configured
+from lsnmt.xelm.empty_outputs import job_parents, not_configured
 
 
 def _cluster(exp) -> None:
-    out = xl.cluster_dir(exp.name)
+    out = P.at(P.CLUSTER, exp.name)
     if not not_configured(exp, out):
-        cluster(exp, xl.lm_dir(exp.name), out)
+        cluster(exp, P.at(P.LM, exp.name), out)
     job_parents(exp.name)
 
 

@@ -1,4 +1,4 @@
-"""Stage ``evaluate``: score every method's translations and compare them (lsnmt.eval.evaluate).
+"""Stage ``evaluate``: score every method's translations and compare them (lsnmt.eval.summary).
 
     python -m stages.evaluate --experiment default --log logs/default/evaluate.log
 
@@ -13,8 +13,8 @@ import torch
 
 from lsnmt import paths as P
 from lsnmt import record
-from lsnmt.eval.evaluate import evaluate
 from lsnmt.eval.metrics import mt_rows, write_metrics
+from lsnmt.eval.summary import evaluate
 from lsnmt.runner.stage import run_all_methods
 
 

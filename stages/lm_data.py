@@ -8,8 +8,8 @@ Reads the data sections and ``xelm`` only (:class:`lsnmt.xelm.config.LMDataExper
 from lsnmt import paths as P
 from lsnmt.data.stage import run_data
 from lsnmt.xelm.config import LMDataExperiment
+from lsnmt.xelm.empty_outputs import not_configured
 from lsnmt.xelm.lmdata import build_lm_data
-from lsnmt.xelm.stage import not_configured
 
 
 def _lm_data(exp: LMDataExperiment) -> None:

@@ -1,5 +1,5 @@
 """Stage ``lm_eval``: perplexities of the seed, dense, experts, ensembles, HMR and LAPT models, written as the data
-of x-elm Tables 1, 2, 7, 8 and Figures 3, 4, 6 (lsnmt.xelm.evaluate).
+of x-elm Tables 1, 2, 7, 8 and Figures 3, 4, 6 (lsnmt.xelm.perplexities).
 
     python -m stages.lm_eval --experiment default --log logs/default/xelm/lm_eval.log
 """
@@ -10,16 +10,15 @@ from lsnmt import paths as P
 from lsnmt import record
 from lsnmt.eval.metrics import write_metrics, xelm_ppl_rows
 from lsnmt.runner.stage import run
-from lsnmt.xelm import layout as xl
-from lsnmt.xelm.evaluate import evaluate
-from lsnmt.xelm.stage import not_configured
+from lsnmt.xelm.empty_outputs import not_configured
+from lsnmt.xelm.perplexities import evaluate
 
 
 def _eval(exp) -> None:
-    out, rows = xl.eval_dir(exp.name), {}
+    out, rows = P.at(P.LM_EVAL, exp.name), {}
     if not not_configured(exp, out):
         with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
-            rows = xelm_ppl_rows(evaluate(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out))
+            rows = xelm_ppl_rows(evaluate(exp, P.at(P.LM, exp.name), P.at(P.CLUSTER, exp.name), out))
         record.write(out)
     write_metrics(rows, P.at(P.METRICS, exp.name, stage="lm_eval"))
 

@@ -9,22 +9,22 @@ expert is an independent job. Resumable state: ``work/{exp}/xelm/ckpt/{expert}``
 
 import sys
 
+from lsnmt import paths as P
 from lsnmt import record
 from lsnmt.runner import launch
 from lsnmt.runner.stage import run_keyed
 from lsnmt.xelm import jobs
-from lsnmt.xelm import layout as xl
 from lsnmt.xelm.lmdata import load_meta
 from lsnmt.xelm.trainer import train_lm
 
 
 def _expert(exp, expert: str, argv: list[str]) -> None:
     launch.relaunch(exp.xelm, argv, "stages.lm_expert", "xelm")  # several ranks: this job under torchrun
-    lm_dir = xl.lm_dir(exp.name)
-    job = jobs.expert_job(exp, expert, lm_dir, xl.cluster_dir(exp.name), xl.seed_dir(exp.name) / "model.pt")
-    train_lm(job, exp.xelm.lm, lm_dir, load_meta(lm_dir), xl.ckpt_dir(exp.name, expert),
-             xl.expert_dir(exp.name, expert), threads=exp.xelm.threads)
-    record.write(xl.expert_dir(exp.name, expert))
+    lm_dir = P.at(P.LM, exp.name)
+    job = jobs.expert_job(exp, expert, lm_dir, P.at(P.CLUSTER, exp.name), P.at(P.SEED, exp.name) / "model.pt")
+    train_lm(job, exp.xelm.lm, lm_dir, load_meta(lm_dir), P.at(P.LM_CKPT, exp.name, job=expert),
+             P.at(P.EXPERT, exp.name, expert=expert), threads=exp.xelm.threads)
+    record.write(P.at(P.EXPERT, exp.name, expert=expert))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -8,22 +8,22 @@ experts are only read. ``--target`` is one of params.yaml's ``xelm_targets``.
 
 import sys
 
+from lsnmt import paths as P
 from lsnmt import record
 from lsnmt.runner import launch
 from lsnmt.runner.stage import run_keyed
 from lsnmt.xelm import jobs
-from lsnmt.xelm import layout as xl
 from lsnmt.xelm.lmdata import load_meta
 from lsnmt.xelm.trainer import train_lm
 
 
 def _hmr(exp, target: str, argv: list[str]) -> None:
     launch.relaunch(exp.xelm, argv, "stages.lm_hmr", "xelm")  # several ranks: this job under torchrun
-    lm_dir = xl.lm_dir(exp.name)
-    job = jobs.hmr_job(exp, target, lm_dir, xl.cluster_dir(exp.name))
-    train_lm(job, exp.xelm.lm, lm_dir, load_meta(lm_dir), xl.ckpt_dir(exp.name, f"hmr-{target}"),
-             xl.hmr_dir(exp.name, target), threads=exp.xelm.threads)
-    record.write(xl.hmr_dir(exp.name, target))
+    lm_dir = P.at(P.LM, exp.name)
+    job = jobs.hmr_job(exp, target, lm_dir, P.at(P.CLUSTER, exp.name))
+    train_lm(job, exp.xelm.lm, lm_dir, load_meta(lm_dir), P.at(P.LM_CKPT, exp.name, job=f"hmr-{target}"),
+             P.at(P.HMR, exp.name, target=target), threads=exp.xelm.threads)
+    record.write(P.at(P.HMR, exp.name, target=target))
 
 
 def main(argv: list[str] | None = None) -> None:

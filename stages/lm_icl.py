@@ -12,16 +12,15 @@ from lsnmt import paths as P
 from lsnmt import record
 from lsnmt.eval.metrics import write_metrics, xelm_icl_rows
 from lsnmt.runner.stage import run
-from lsnmt.xelm import layout as xl
+from lsnmt.xelm.empty_outputs import not_configured
 from lsnmt.xelm.icl import run_icl
-from lsnmt.xelm.stage import not_configured
 
 
 def _icl(exp) -> None:
-    out, rows = xl.icl_dir(exp.name), {}
+    out, rows = P.at(P.ICL, exp.name), {}
     if not not_configured(exp, out):
         with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
-            rows = xelm_icl_rows(run_icl(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out))
+            rows = xelm_icl_rows(run_icl(exp, P.at(P.LM, exp.name), P.at(P.CLUSTER, exp.name), out))
         record.write(out)
     write_metrics(rows, P.at(P.METRICS, exp.name, stage="lm_icl"))
 

@@ -6,19 +6,19 @@ their donors (x-elm Sec. 6.3; lsnmt.xelm.jobs).
 
 import sys
 
+from lsnmt import paths as P
 from lsnmt import record
 from lsnmt.io import atomic_dir, write_json
 from lsnmt.runner import launch
 from lsnmt.runner.stage import run
 from lsnmt.xelm import jobs
-from lsnmt.xelm import layout as xl
+from lsnmt.xelm.empty_outputs import not_configured
 from lsnmt.xelm.lmdata import load_meta
-from lsnmt.xelm.stage import not_configured
 from lsnmt.xelm.trainer import train_lm
 
 
 def _lapt(exp, argv: list[str]) -> None:
-    out, lm_dir = xl.lapt_dir(exp.name), xl.lm_dir(exp.name)
+    out, lm_dir = P.at(P.LAPT, exp.name), P.at(P.LM, exp.name)
     if not_configured(exp, out):
         return
     if not exp.xelm.hmr.targets:
@@ -26,8 +26,8 @@ def _lapt(exp, argv: list[str]) -> None:
             write_json(tmp / "status.json", {"status": "not configured", "reason": "xelm.hmr.targets is empty"})
         return
     launch.relaunch(exp.xelm, argv, "stages.lm_lapt", "xelm")  # several ranks: this job under torchrun
-    train_lm(jobs.lapt_job(exp, lm_dir, xl.cluster_dir(exp.name)), exp.xelm.lm, lm_dir, load_meta(lm_dir),
-             xl.ckpt_dir(exp.name, "lapt"), out, threads=exp.xelm.threads)
+    train_lm(jobs.lapt_job(exp, lm_dir, P.at(P.CLUSTER, exp.name)), exp.xelm.lm, lm_dir, load_meta(lm_dir),
+             P.at(P.LM_CKPT, exp.name, job="lapt"), out, threads=exp.xelm.threads)
     record.write(out)
 
 

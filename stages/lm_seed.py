@@ -8,26 +8,26 @@ Resumable state: ``work/{exp}/xelm/ckpt/seed``.
 
 import sys
 
+from lsnmt import paths as P
 from lsnmt import record
 from lsnmt.runner import launch
 from lsnmt.runner.stage import run
 from lsnmt.xelm import jobs, xglm
-from lsnmt.xelm import layout as xl
+from lsnmt.xelm.empty_outputs import not_configured
 from lsnmt.xelm.lmdata import load_meta
-from lsnmt.xelm.stage import not_configured
 from lsnmt.xelm.trainer import train_lm
 
 
 def _seed(exp, argv: list[str]) -> None:
-    out, lm_dir = xl.seed_dir(exp.name), xl.lm_dir(exp.name)
+    out, lm_dir = P.at(P.SEED, exp.name), P.at(P.LM, exp.name)
     if not_configured(exp, out):
         return
     if exp.xelm.init == "xglm":  # x-elm Sec. 3.1: XGLM's released weights are the seed
         xglm.write_seed(exp.xelm.pretrained, exp.xelm.lm, load_meta(lm_dir), out)
     else:
         launch.relaunch(exp.xelm, argv, "stages.lm_seed", "xelm")  # several ranks: this job under torchrun
-        train_lm(jobs.seed_job(exp, lm_dir), exp.xelm.lm, lm_dir, load_meta(lm_dir), xl.ckpt_dir(exp.name, "seed"),
-                 out, threads=exp.xelm.threads)
+        train_lm(jobs.seed_job(exp, lm_dir), exp.xelm.lm, lm_dir, load_meta(lm_dir),
+                 P.at(P.LM_CKPT, exp.name, job="seed"), out, threads=exp.xelm.threads)
     record.write(out)
 
 

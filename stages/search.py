@@ -1,4 +1,4 @@
-"""Stage ``search``: LSL's architecture search, every search of the experiment (lsnmt.train.search).
+"""Stage ``search``: LSL's architecture search, every search of the experiment (lsnmt.train.arch_search).
 
     python -m stages.search --experiment default --log logs/default/search.log
 
@@ -12,7 +12,7 @@ import torch
 from lsnmt import paths as P
 from lsnmt import record
 from lsnmt.runner.stage import run
-from lsnmt.train.search import run_search
+from lsnmt.train.arch_search import run_search
 
 
 def _search(exp) -> None:

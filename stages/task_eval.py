@@ -1,4 +1,4 @@
-"""Stage ``task_eval``: F1 of every task prediction, seed averages, win ratio, parameters (lsnmt.tasks.evaluate).
+"""Stage ``task_eval``: F1 of every task prediction, seed averages, win ratio, parameters (lsnmt.tasks.scoring).
 
     python -m stages.task_eval --experiment default --log logs/default/task_eval.log
 
@@ -10,7 +10,7 @@ from lsnmt import paths as P
 from lsnmt import record
 from lsnmt.eval.metrics import task_rows, write_metrics
 from lsnmt.runner.stage import run_tasks
-from lsnmt.tasks.evaluate import evaluate
+from lsnmt.tasks.scoring import evaluate
 
 
 def _eval(exp, tasks, _methods) -> None:

@@ -70,7 +70,7 @@ def run_record(rel: str) -> bool:
     """Whether ``rel`` was written by a run of the pipeline rather than being part of the code: ``dvc.lock``, the
     report stage's outputs and ``train.tracker: dvclive``'s folder (lsnmt/train/tracker.py), which Git does not
     ignore (``./run.sh`` before ``./test.sh`` leaves them)."""
-    from lsnmt.graph.table import STAGES
+    from lsnmt.graph.stages import STAGES
 
     fixed = [o.path for s in STAGES for o in s.outs if "{" not in o.path] + ["dvclive"]
     return rel == "dvc.lock" or any(rel == o or rel.startswith(o + "/") for o in fixed)
@@ -97,7 +97,7 @@ def copy_repo(dest: Path) -> Path:
 
 def use_params(repo: Path, params: Path) -> None:
     """Make ``params`` the params.yaml of the copy ``repo`` and regenerate its dvc.yaml: the ``params`` stage tracks
-    the paper experiments that params.yaml defines (lsnmt.graph.table.linked_keys), which a trimmed one lacks."""
+    the paper experiments that params.yaml defines (lsnmt.graph.stages.linked_keys), which a trimmed one lacks."""
     from lsnmt.graph.dvc import render
 
     shutil.copy(params, repo / "params.yaml")

@@ -1,5 +1,5 @@
 """A stand-in for ``python -m stages.<name> ...`` that writes the stage's declared outputs (from the stage table,
-lsnmt/graph/table.py) and its log, in seconds: lets both front ends run the whole graph for real, so that their
+lsnmt/graph/stages.py) and its log, in seconds: lets both front ends run the whole graph for real, so that their
 rerun decisions can be tested (tests/test_staleness.py). Run as ``fake_stage.py -m stages.<name> --flag value ...``.
 """
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path.cwd()))  # the copied repository the front end runs in
 
-from lsnmt.graph.table import BY_NAME
+from lsnmt.graph.stages import BY_NAME
 
 
 def main(argv: list[str]) -> None:

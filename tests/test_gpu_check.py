@@ -20,7 +20,7 @@ from lsnmt.config import Params
 from lsnmt.gpucheck import check, report, steps, trainings, trainlog
 from lsnmt.gpucheck.order import ordered, producers, stages_for
 from lsnmt.gpucheck.plan import TRAINED, TRANSLATED, check_params, cpu_plan, gpu_plan
-from lsnmt.graph.table import BY_NAME
+from lsnmt.graph.stages import BY_NAME
 from lsnmt.methods import resolve
 
 ROOT = Path(__file__).resolve().parents[1]

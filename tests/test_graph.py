@@ -8,14 +8,14 @@ from pathlib import Path
 from lsnmt.graph.dvc import render
 from lsnmt.graph.imports import module_files
 from lsnmt.graph.snakemake import params
-from lsnmt.graph.table import STAGES
+from lsnmt.graph.stages import STAGES
 
 from .conftest import ROOT
 
 
 def test_dvc_yaml_is_generated_and_current() -> None:
     assert (ROOT / "dvc.yaml").read_text(encoding="utf-8") == render(), \
-        "dvc.yaml is stale: run `python -m lsnmt.graph.dvc` (it is generated from lsnmt/graph/table.py)"
+        "dvc.yaml is stale: run `python -m lsnmt.graph.dvc` (it is generated from lsnmt/graph/stages.py)"
 
 
 def test_each_dvc_stage_tracks_exactly_its_keys() -> None:
@@ -52,7 +52,7 @@ def test_the_params_stage_tracks_the_counted_paper_configurations_only() -> None
     params.yaml whole, so a decoding edit does not rerun it), and none with a trimmed params.yaml (the tiny one)."""
     import yaml
 
-    from lsnmt.graph.table import BY_NAME, linked_experiments
+    from lsnmt.graph.stages import BY_NAME, linked_experiments
 
     stage = BY_NAME["params"]
     raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))["experiments"]
@@ -104,7 +104,7 @@ def test_translate_plans_every_system_of_a_method_with_a_top_w_sweep() -> None:
 
     from lsnmt import methods
     from lsnmt.config import Params
-    from lsnmt.graph.table import BY_NAME
+    from lsnmt.graph.stages import BY_NAME
     from models.config import kinds
 
     loaded = Params.load(ROOT / "params.yaml")

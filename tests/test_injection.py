@@ -12,7 +12,7 @@ import yaml
 
 from lsnmt.graph import guard
 from lsnmt.graph.snakemake import NAME_WILDCARD
-from lsnmt.graph.table import STAGES
+from lsnmt.graph.stages import STAGES
 from lsnmt.typed import load_yaml
 
 from .conftest import ROOT, copy_repo, use_params, venv_env

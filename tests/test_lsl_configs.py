@@ -9,7 +9,7 @@ import pytest
 from lsnmt import methods
 from lsnmt.config import Params
 from lsnmt.report.runs import DEFAULTS
-from lsnmt.train.search import searches
+from lsnmt.train.arch_search import searches
 from lsnmt.typed import ConfigError
 from tests.test_methods import _load
 

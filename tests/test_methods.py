@@ -148,7 +148,7 @@ def test_a_two_route_method_is_two_systems_and_owns_its_other_route_name(tmp_pat
 
 
 def test_naive_has_its_own_entry(tmp_path: Path) -> None:
-    """``train@naive`` tracks ``method_cfg.naive`` (lsnmt/graph/table.py): the entry is written, without settings."""
+    """``train@naive`` tracks ``method_cfg.naive`` (lsnmt/graph/stages.py): the entry is written, without settings."""
     msg = _error(tmp_path, lambda r: r["experiments"]["default"]["method_cfg"].pop("naive"))
     assert "methods[0]: 'naive' is not a key of experiments.default.method_cfg" in msg and "naive: {kind: naive}" in msg
     msg = _error(tmp_path, lambda r: r["experiments"]["default"]["method_cfg"].__setitem__("naive", {"kind": "lms"}))

@@ -121,7 +121,7 @@ CLAIM = {
         {"system": None, "baseline": None, "status": "not measured"},
     ],
 }
-"""A measured claim summary's shape (lsnmt/claim/stage.py): its comparisons and verdicts."""
+"""A measured claim summary's shape (lsnmt/claim/run.py): its comparisons and verdicts."""
 
 
 def _summary(results: Path, degenerate: dict | None = None) -> tuple[dict, list[str]]:

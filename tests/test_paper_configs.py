@@ -1,7 +1,7 @@
 """The papers' #params columns are counted from params.yaml (reports/paper/counts.yaml, lsnmt.report.paper_counts).
 
 Every row of reports/params.csv links a printed #params cell to a params.yaml experiment and method; the counts
-themselves are checked against the papers in tests/models/test_accounting.py. Here: the links resolve, the
+themselves are checked against the papers in tests/models/test_param_count.py. Here: the links resolve, the
 committed params.csv has exactly their rows and printed figures, the configurations counted but never trained
 plan no job, bad links fail naming the key, and CLM's en-xx / xx-en experiments are the paper's two models.
 """

@@ -12,7 +12,7 @@ from unittest.mock import MagicMock
 import pytest
 
 from lsnmt import paths as P
-from lsnmt.graph.table import BY_NAME, STAGES, Stage
+from lsnmt.graph.stages import BY_NAME, STAGES, Stage
 
 from .conftest import ROOT
 

@@ -13,7 +13,7 @@ from lsnmt import methods
 from lsnmt.data.corpus import Vocab
 from lsnmt.io import DataError
 from lsnmt.train import checkpoint as ckpt
-from lsnmt.train.search import run_search
+from lsnmt.train.arch_search import run_search
 from models.ls.lsl import dense_name
 from tests.data.helpers import experiment
 from tests.train.helpers import LANGS, TINY_MODEL, make_bin, tiny_experiment

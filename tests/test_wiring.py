@@ -49,7 +49,7 @@ def test_same_names_and_commands(both) -> None:
 
 
 def test_same_data_and_code_inputs(both) -> None:
-    """Data and code: both read them from the stage table (lsnmt/graph/table.py, lsnmt/graph/imports.py)."""
+    """Data and code: both read them from the stage table (lsnmt/graph/stages.py, lsnmt/graph/imports.py)."""
     smk, dvc = both
 
     def pick(deps: frozenset[str]) -> set[str]:
@@ -129,7 +129,7 @@ def test_a_new_stage_is_one_table_row_and_its_module(tmp_path: Path) -> None:
     import subprocess
 
     repo = copy_repo(tmp_path / "repo")
-    with (repo / "lsnmt/graph/table.py").open("a", encoding="utf-8") as f:
+    with (repo / "lsnmt/graph/stages.py").open("a", encoding="utf-8") as f:
         f.write(TOY)
     (repo / "stages/toy.py").write_text('"""A toy stage."""\n\nfrom lsnmt.runner.stage import run\n', encoding="utf-8")
     subprocess.run(["python", "-m", "lsnmt.graph.dvc"], cwd=repo, env=venv_env(), check=True)

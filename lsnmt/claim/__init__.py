@@ -10,7 +10,7 @@ task of :mod:`lsnmt.data.synthetic` (``experiments.<exp>.claim``):
 
 * naive trains the base Transformer (``claim.model``); every method trains it with its LS parameters on top; every
   dense baseline (``claim.dense``) trains a wider naive model; all with the real trainer for the same fixed
-  budget (``claim.train.max_steps``), once per seed (``setup``, ``measure``);
+  budget (``claim.train.max_steps``), once per seed (``task``, ``measure``);
 * the parameters of each system are counted: total, shared (used by every direction) and per direction (used by
   one direction at test time), and each claim's condition is checked on them (``claims``);
 * every system (a method through one route: FD and LMS+FD through both) translates the held-out test sentences

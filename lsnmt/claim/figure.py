@@ -1,5 +1,5 @@
 """The claim's figure from ``summary.json``: BLEU and exact match per system, bars with the 95 % interval over
-seeds and sentences (``lsnmt.claim.interval``) as error bars and every seed as a dot (``lsnmt.report.figures``'
+seeds and sentences (``lsnmt.claim.interval``) as error bars and every seed as a dot (``lsnmt.figures``'
 fixed style: deterministic files)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from lsnmt.report.figures import figure, save
+from lsnmt.figures import figure, save
 
 
 def draw(summary: Mapping[str, Any], out_dir: Path, stem: str) -> tuple[Path, Path]:

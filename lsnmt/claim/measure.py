@@ -22,15 +22,15 @@ from typing import Any
 import torch
 
 from lsnmt import methods
-from lsnmt.claim import setup
+from lsnmt.claim import task
 from lsnmt.config import ClaimConfig, Experiment
 from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.decode.translate import load_model, translate_direction
 from lsnmt.io import write_json
-from lsnmt.report.accounting import inference_params, shared_params, train_params
 from lsnmt.train.method import train_method
 from lsnmt.typed import to_dict
 from models.build import build_transformer
+from models.param_count import inference_params, shared_params, train_params
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +70,8 @@ def decode(exp: Experiment, method: str, model_path: Path, bin_dir: Path) -> dic
 
 def param_counts(exp: Experiment, method: str, vocab: Vocab) -> dict[str, dict[str, int]]:
     """``{system: {"total", "shared", "inference"}}``: all trained parameters, those every tested direction uses
-    through the system's route (``lsnmt.report.accounting.shared_params``), and those one direction uses at test time,
-    for the costliest direction (``lsnmt.report.accounting.inference_params``: LSL's |θeff|)."""
+    through the system's route (``models.param_count.shared_params``), and those one direction uses at test time,
+    for the costliest direction (``models.param_count.inference_params``: LSL's |θeff|)."""
     kind = methods.resolve(exp, method)[0]
     pairs = [(vocab.lang_id(s), vocab.lang_id(t)) for s, t in exp.data.train_pairs]
     out = {}
@@ -86,7 +86,7 @@ def param_counts(exp: Experiment, method: str, vocab: Vocab) -> dict[str, dict[s
 
 def job_key(cfg: ClaimConfig, exp: Experiment) -> str:
     """SHA-256 of the task and of the job's experiment: what fixes a job's result."""
-    blob = {"task": setup.task_key(cfg), "experiment": to_dict(exp)}
+    blob = {"task": task.task_key(cfg), "experiment": to_dict(exp)}
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -98,7 +98,7 @@ def curve(path: Path) -> list[dict[str, float]]:
     return [{"step": int(r[step]), "valid_loss": float(r[valid])} for r in rows[1:] if r[valid]]
 
 
-def run_job(cfg: ClaimConfig, exp: Experiment, job: setup.Job, bin_dir: Path, work: Path) -> dict[str, Any]:
+def run_job(cfg: ClaimConfig, exp: Experiment, job: task.Job, bin_dir: Path, work: Path) -> dict[str, Any]:
     """``{"systems": {name: {"hyps", "params"}}, "curve", "seconds"}`` of ``job`` (``exp``: its experiment),
     from ``work/result.json`` when that holds this job's key, else trained, decoded and counted, then kept."""
     key, path = job_key(cfg, exp), work / "result.json"

@@ -13,6 +13,6 @@ module             what it computes
 ``tsne``           CLM Figure 3: t-SNE of the sentence embeddings, one panel per language group
 ``comet``          optional COMET (unbabel-comet; LSL App. G)
 ``cost``           parameter counts and batch-size-1 decoding speed (LSL Table 13)
-``evaluate``       :func:`~lsnmt.eval.evaluate.evaluate`: everything above for one experiment
+``evaluate``       :func:`~lsnmt.eval.summary.evaluate`: everything above for one experiment
 =================  ============================================================================
 """

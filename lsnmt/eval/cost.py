@@ -1,7 +1,7 @@
 """Cost of a trained model: parameter counts and decoding speed.
 
 * Parameters (LSL |θ| and |θ_eff|, CLM/LMS-FD "#params"): training parameters and
-  the parameters one direction uses at inference, from :mod:`lsnmt.report.accounting`.
+  the parameters one direction uses at inference, from :mod:`models.param_count`.
 * Decoding speed (LSL App. H, Table 13): target tokens per second translating one
   sentence at a time (batch size 1) with beam search, on one CPU thread by default
   (LSL: a single-threaded Xeon, DE-EN Flores-101 test, mean and standard deviation of 5 runs).
@@ -18,8 +18,8 @@ from typing import Any
 import torch
 
 from lsnmt.decode.beam import beam_search
-from lsnmt.report.accounting import inference_params, train_params
 from models.lang import LangContext
+from models.param_count import inference_params, train_params
 
 
 def parameter_counts(model: torch.nn.Module, pairs: Sequence[tuple[int, int]]) -> dict[str, Any]:

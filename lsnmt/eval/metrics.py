@@ -114,7 +114,7 @@ def mt_rows(summary: Mapping[str, Any]) -> Rows:
 
 
 def task_rows(summary: Mapping[str, Any]) -> Rows:
-    """Rows of the ``task_eval`` stage's ``summary.json`` (``lsnmt/tasks/evaluate.py``)."""
+    """Rows of the ``task_eval`` stage's ``summary.json`` (``lsnmt/tasks/scoring.py``)."""
     rows: Rows = {}
     for task, result in summary["tasks"].items():
         for method, entry in result["methods"].items():
@@ -133,7 +133,7 @@ def task_rows(summary: Mapping[str, Any]) -> Rows:
 
 
 def xelm_ppl_rows(summary: Mapping[str, Any]) -> Rows:
-    """Rows of the ``lm_eval`` stage's ``summary.json`` (``lsnmt/xelm/evaluate.py``: ``table1_avg``)."""
+    """Rows of the ``lm_eval`` stage's ``summary.json`` (``lsnmt/xelm/perplexities.py``: ``table1_avg``)."""
     return {
         f"{model}.json": {"ppl": _round(ppl)} for model, ppl in summary.get("table1_avg", {}).items() if ppl is not None
     }
@@ -149,7 +149,7 @@ def xelm_icl_rows(summary: Mapping[str, Any]) -> Rows:
 
 
 def claim_rows(summary: Mapping[str, Any]) -> Rows:
-    """Rows of the ``claim`` stage's ``summary.json`` (``lsnmt/claim/stage.py``): one per claim measured,
+    """Rows of the ``claim`` stage's ``summary.json`` (``lsnmt/claim/run.py``): one per claim measured,
     ``{system}-vs-{baseline}.json``: ``delta``, the system's BLEU minus its baseline's on the synthetic task, its
     ``p`` and ``shown`` (the claim's verdict); none while the stage measured nothing."""
     tests = {(c["system"], c["baseline"]): c["bleu"] for c in summary.get("comparisons", [])}

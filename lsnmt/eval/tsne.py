@@ -14,7 +14,6 @@ the ``Software`` entry (no timestamp is written), so DVC hashes stay stable.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from lsnmt.io import atomic_write
+from lsnmt.figures import save_pdf, save_png
 
 
 def tsne_2d(x: np.ndarray, seed: int, perplexity: float = 30.0) -> np.ndarray:
@@ -73,22 +72,6 @@ def draw(embeddings: Mapping[str, np.ndarray], groups: Mapping[str, str], title:
         ax.legend(fontsize=6, markerscale=2, ncol=2 if len(langs) > 10 else 1)
     fig.tight_layout()
     return fig
-
-
-def save_png(fig: Figure, path: Path) -> None:
-    """Write the figure atomically, with no software tag or timestamp in the PNG metadata."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    with atomic_write(path, "wb", encoding=None) as fh:
-        fh.write(buf.getvalue())
-
-
-def save_pdf(fig: Figure, path: Path) -> None:
-    """The same figure as PDF, without creation date or producer (byte-identical across runs)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="pdf", metadata={"Creator": None, "Producer": None, "CreationDate": None})
-    with atomic_write(path, "wb", encoding=None) as fh:
-        fh.write(buf.getvalue())
 
 
 def plot_tsne(embeddings: Mapping[str, np.ndarray], groups: Mapping[str, str], path: Path, *, title: str,

@@ -104,7 +104,7 @@ def in_parallel(calls: Sequence[Callable[[], Outcome]]) -> list[Outcome]:
 def data_and_tests(c: Check) -> bool:
     """Step 1: the device tests beside the data stages; whether every data stage ran."""
     order = [s.name for s in stages_for("translate", load_yaml(c.params)["experiments"][EXPERIMENT])]
-    c.ledger.say(f"pipeline order (lsnmt/graph/table.py): {', '.join(order)}")
+    c.ledger.say(f"pipeline order (lsnmt/graph/stages.py): {', '.join(order)}")
     data = [s for s in order if s not in ("train", "translate")]
 
     def tests() -> Outcome:

@@ -1,4 +1,4 @@
-"""The stages the check runs, in the order the pipeline's stage table implies (:data:`lsnmt.graph.table.STAGES`).
+"""The stages the check runs, in the order the pipeline's stage table implies (:data:`lsnmt.graph.stages.STAGES`).
 
 The table lists stages in reading order, not in the order they can run (``sample`` is listed before ``spm``, whose
 model it reads: ``sample.max_piece_ratio``). The order here follows the table's own ``deps`` and ``outs``: a stage
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from lsnmt.graph.table import BY_NAME, STAGES, Stage
+from lsnmt.graph.stages import BY_NAME, STAGES, Stage
 
 
 def _under(path: str, folder: str) -> bool:
@@ -30,7 +30,7 @@ def producers(stage: Stage) -> list[Stage]:
 
 def planned(stage: Stage, exp: Mapping[str, Any]) -> bool:
     """Whether the experiment (params.yaml's raw mapping) runs ``stage``: what it needs
-    (:attr:`~lsnmt.graph.table.Stage.needs`) is there; ``translation`` is assumed (the check trains)."""
+    (:attr:`~lsnmt.graph.stages.Stage.needs`) is there; ``translation`` is assumed (the check trains)."""
     return stage.needs in (None, "translation") or bool(exp.get(stage.needs))
 
 

@@ -4,7 +4,7 @@ stopped; the first ``n`` updates' time, its steady rate, and several trainings' 
 The train stage logs ``<date> <time>,<ms> INFO ...: train: <parameters>, ..., <N> updates of ...`` just before its
 first update (``lsnmt.train.announce``), one ``step <k>/<N> | ...`` line every ``train.log_every`` updates
 (``lsnmt.train.curve.log_line``) and, stopped by a signal, ``stopped by SIGTERM after update <k>``
-(``lsnmt.io.Interrupted``).
+(``lsnmt.stops.Interrupted``).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lsnmt.graph.table import EACH
+from lsnmt.graph.stages import EACH
 from lsnmt.typed import ConfigError, Name, load_yaml
 
 KEYS = ("experiment", *EACH.values())

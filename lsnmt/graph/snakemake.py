@@ -1,5 +1,5 @@
-"""The Snakefile's rules, made from the stage table (:mod:`lsnmt.graph.table`) as dvc.yaml is: the Snakefile loops
-over :data:`~lsnmt.graph.table.STAGES` and asks :class:`Rules` for each rule's inputs, log, command, threads and
+"""The Snakefile's rules, made from the stage table (:mod:`lsnmt.graph.stages`) as dvc.yaml is: the Snakefile loops
+over :data:`~lsnmt.graph.stages.STAGES` and asks :class:`Rules` for each rule's inputs, log, command, threads and
 resources, so adding a stage is one table row plus its ``stages/<name>.py``.
 
 Snakemake reruns a job when its ``params`` differ from the last run's (trigger ``params``) or an input is newer
@@ -9,7 +9,7 @@ method (:func:`params`), and its code inputs are the files its stage module impo
 Where DVC's graph is static (a stage reads a whole folder, ``results/{exp}/train``, and runs whether or not the
 experiment defines it), Snakemake's is per job: a dep that is the parent folder of a repeated stage's outputs reads
 those outputs over the experiment's job list (evaluate reads ``results/{exp}/translate/{method}`` for each method),
-and a stage the experiment does not define (:attr:`~lsnmt.graph.table.Stage.needs`: no ``search`` section, no
+and a stage the experiment does not define (:attr:`~lsnmt.graph.stages.Stage.needs`: no ``search`` section, no
 tasks, no ``xelm``) plans no job. Only params.yaml's own ``experiment``, the one ``dvc commit`` records after a
 Snakemake run, still runs its search, task and claim stages (they write "nothing to do" outputs, as under DVC).
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lsnmt.graph.imports import module_files
-from lsnmt.graph.table import BY_NAME, EACH, STAGES, Need, Stage, linked_experiments
+from lsnmt.graph.stages import BY_NAME, EACH, STAGES, Need, Stage, linked_experiments
 
 TRAIN_RESOURCES = ("gpu", "nodes", "mpi", "tasks", "tasks_per_gpu")
 """The resources of a training job (:func:`lsnmt.runner.launch.job_resources`), read by the SLURM plugin."""
@@ -72,7 +72,7 @@ class Rules:
     train_job: Callable[[str, str], Mapping[str, Any]]
 
     def defines(self, need: Need, exp: str) -> bool:
-        """Whether experiment ``exp`` defines ``need`` (:data:`lsnmt.graph.table.NEEDS`)."""
+        """Whether experiment ``exp`` defines ``need`` (:data:`lsnmt.graph.stages.NEEDS`)."""
         cfg = self.experiments[exp]
         if need == "translation":
             directions = lookup(cfg, "data.train_directions") or "en-centric"
@@ -155,7 +155,8 @@ class Rules:
 def params(name: str, experiments: Mapping[str, Any], jobs_of: Callable[[str, str], Sequence[str]],
            selected: str) -> dict[str, Callable[[Any], Any]]:
     """Rule params of stage ``name``: ``{section: value}`` per tracked key, ``{list: jobs}`` per job list, and
-    ``{linked_<e>: {section: value}}`` per linked experiment (the params stage: :func:`~lsnmt.graph.table.linked_keys`).
+    ``{linked_<e>: {section: value}}`` per linked experiment (the params stage:
+    :func:`~lsnmt.graph.stages.linked_keys`).
     ``selected``: the experiment of a rule without an ``{exp}`` wildcard (the report)."""
     stage = BY_NAME[name]
 

@@ -5,7 +5,7 @@ language-specific method: ``kind`` picks the entry of ``models.config.kinds.KIND
 the other keys are built into that kind's frozen config dataclass (unknown keys
 and wrong types raise :class:`~lsnmt.typed.ConfigError` naming the key path). The
 name ``naive`` is the plain multilingual model, an entry without settings (``naive: {kind: naive}``), so that
-each ``train@<method>`` tracks exactly its own entry (``lsnmt.graph.table``).
+each ``train@<method>`` tracks exactly its own entry (``lsnmt.graph.stages``).
 
 A method may take part of its architecture from another stage's output: an LSL
 method with ``architecture: <search>`` (LSL-NAS) trains the layout that the

@@ -13,15 +13,15 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from lsnmt.figures import FigureOut
 from lsnmt.io import atomic_write
 from lsnmt.report import paper as paper_tables
 from lsnmt.report import render, specs
-from lsnmt.report.figures import FigureOut
 from lsnmt.report.headline import headline_md
 from lsnmt.report.html import write_page
 from lsnmt.report.item import Item
+from lsnmt.report.paper_table import Built, build
 from lsnmt.report.runs import Results
-from lsnmt.report.table import Built, build
 from lsnmt.runner.progress import progress
 
 log = logging.getLogger(__name__)

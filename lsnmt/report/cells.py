@@ -1,7 +1,7 @@
 """Selectors: where the number of one table cell comes from in our results.
 
 A selector maps ``(run, method)`` to a float or ``None`` ("not run": the file or the entry is missing). ``kind``
-picks the tolerance that decides "reproduced" (``lsnmt/report/table.py``): scores in points, parameters relative.
+picks the tolerance that decides "reproduced" (``lsnmt/report/paper_table.py``): scores in points, parameters relative.
 
 Degenerate output (``lsnmt/eval/degenerate.py``: near-empty hypotheses, or both systems below 1 BLEU) is never
 read as evidence: a translation score of a degenerate system carries :data:`DEGENERATE`, a win ratio against

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from math import comb
 from typing import Any
 
-from lsnmt.claim.table import claim_rows
+from lsnmt.claim.markdown import claim_rows
 
 VERDICTS = {"shown": "established", "not shown": "not established", "not measured": "not tested"}
 """The claim stage's status -> the report's word."""

@@ -7,7 +7,7 @@ Share and LS systems are one model decoded through two routes, ``lsnmt/methods.p
 
     FLOPs = 6 * A * B * S * c
 
-- ``A``: parameters a training token passes through: :func:`lsnmt.report.accounting.inference_params` of the model
+- ``A``: parameters a training token passes through: :func:`models.param_count.inference_params` of the model
   the pipeline builds (the experiment's languages and vocabulary), direction pivot -> first other language.
   A Switch layer routes a token to one expert, so Switch counts as its dense twin (the router is negligible;
   the kind's trait ``dense_equivalent``, ``models/config/kinds.py``).
@@ -48,11 +48,11 @@ import torch
 from lsnmt.config import Experiment, Params
 from lsnmt.methods import resolve
 from lsnmt.methods.schema import searches
-from lsnmt.report.accounting import inference_params
 from models.build import build_transformer
 from models.config.kinds import KINDS, dense_steps, passes, with_layout
 from models.config.lsl import model
 from models.meta import meta_device
+from models.param_count import inference_params
 
 TFLOPS = 30.0
 """Default sustained TFLOP/s per GPU (A100-class, ~10% of its fp16/bf16 peak; an assumption)."""

@@ -6,7 +6,7 @@ of its ``method_cfg`` entries (``task_method_cfg`` for an XLM-R task), read thro
 prints one (FD-LS, LMS+FD-LS). Configurations are not typed twice: the one counted is the one the pipeline trains,
 or, for the few the papers count but never train, a ``method_cfg`` entry the experiment's ``methods`` leave out;
 the paper's figure is the printed cell. :func:`load` resolves every link into a :class:`PaperCount`, and
-:func:`count` builds its model on the meta device (instant) and counts it with :mod:`lsnmt.report.accounting`:
+:func:`count` builds its model on the meta device (instant) and counts it with :mod:`models.param_count`:
 
 * training parameters: every distinct parameter;
 * inference parameters: those one direction uses (``direction``), or those deployed to serve every direction
@@ -15,7 +15,7 @@ the paper's figure is the printed cell. :func:`load` resolves every link into a 
 
 The embedding rows are a counting choice of each paper, written in the links (``vocab``): the experiment's
 sentencepiece vocabulary (LMS-FD), the fairseq dictionary built from it with one tag per language (CLM,
-:func:`~lsnmt.report.accounting.fairseq_dict_size`), the pretrained encoder's (XLM-R) or the number the figures imply
+:func:`~models.param_count.fairseq_dict_size`), the pretrained encoder's (XLM-R) or the number the figures imply
 (LSL: 240,000). A row whose stated configuration misses the paper by more than 2% (:data:`TOLERANCE`) carries the
 configuration the figures imply (``implied_vocab``, or ``implied``: another ``method_cfg`` entry), or is marked
 ``miss`` with a note saying why no faithful reading reaches it.
@@ -35,11 +35,11 @@ from lsnmt.config import Experiment, ModelConfig, Params
 from lsnmt.io import DataError
 from lsnmt.methods import resolve, resolve_task, with_route
 from lsnmt.report import paper as paper_tables
-from lsnmt.report.accounting import deployed_params, fairseq_dict_size, inference_params, train_params
 from lsnmt.tasks.data import NER_LABELS
 from lsnmt.typed import ConfigError, SafeName, build, load_yaml
 from models.build import build_transformer
 from models.meta import meta_device
+from models.param_count import deployed_params, fairseq_dict_size, inference_params, train_params
 from models.xlmr import count_meta
 
 COUNTS = paper_tables.ROOT / "counts.yaml"

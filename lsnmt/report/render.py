@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 
-from lsnmt.report.table import Built, Cell
+from lsnmt.report.paper_table import Built, Cell
 
 NOT_RUN = "not run"
 

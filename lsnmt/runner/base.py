@@ -12,8 +12,8 @@ damaged file or a full disk (:class:`~lsnmt.io.DataError`), a diverged run and a
 machine (a size in params.yaml beyond it: params.yaml's ranges refuse only the sizes no machine holds) exit 1;
 the same job already running in this repository (:mod:`lsnmt.runner.lock`) exits 75 (``EX_TEMPFAIL``); SIGTERM or
 SIGUSR1 exits 128 + the signal (143 for SIGTERM), wherever it arrives: inside a training loop's updates the loop
-saves and stops (:class:`~lsnmt.io.Interrupted`), anywhere else (set-up, evaluation, between NER / QA units) the
-stage's handler stops it (:class:`~lsnmt.io.StopSignal`).
+saves and stops (:class:`~lsnmt.stops.Interrupted`), anywhere else (set-up, evaluation, between NER / QA units) the
+stage's handler stops it (:class:`~lsnmt.stops.StopSignal`).
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from lsnmt.io import FULL, DataError, DiskFull, Interrupted, OutOfMemory, StopSignal, pending_stop
+from lsnmt.io import FULL, DataError, DiskFull
 from lsnmt.runner import lock
 from lsnmt.runner.console import console_handler, stage_clock
+from lsnmt.stops import Interrupted, OutOfMemory, StopSignal, pending_stop
 from lsnmt.typed import ConfigError
 
 T = TypeVar("T")
@@ -131,9 +132,9 @@ def _job_lock(name: str, job: tuple[str, str | None] | None) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _stop_handlers() -> Iterator[None]:
-    """SIGTERM / SIGUSR1 raise :class:`~lsnmt.io.StopSignal` (a training loop catches them itself while it runs
+    """SIGTERM / SIGUSR1 raise :class:`~lsnmt.stops.StopSignal` (a training loop catches them itself while it runs
     and puts this handler back after), as does one that came earlier (``stages/__init__.py`` notes them from the
-    stage's start: :func:`~lsnmt.io.note_stop_signals`); outside the main thread nothing is installed."""
+    stage's start: :func:`~lsnmt.stops.note_stop_signals`); outside the main thread nothing is installed."""
     def stop(signum: int, _frame: object) -> None:
         raise StopSignal(signum)
 

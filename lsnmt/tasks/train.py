@@ -39,7 +39,6 @@ from torch import Tensor
 from lsnmt import methods as method_registry
 from lsnmt.config import Experiment
 from lsnmt.io import atomic_dir, atomic_write, write_json
-from lsnmt.report.accounting import deployed_params, train_params
 from lsnmt.runner.progress import progress
 from lsnmt.tasks import loss as losses
 from lsnmt.tasks.batches import Prepared, collate, epoch_batches
@@ -55,6 +54,7 @@ from lsnmt.train.update import Updater, update
 from lsnmt.typed import to_dict
 from models.config import kinds
 from models.lang import LangContext
+from models.param_count import deployed_params, train_params
 from models.xlmr import TaskModel, build_task_model, load_encoder
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ def build_model(task: TaskConfig, prepared: Prepared, kind: str | None, cfg: Any
 
 
 def count_params(model: TaskModel, task: TaskConfig, kind: str | None, cfg: Any) -> dict[str, Any]:
-    """Trained parameters and, per route, those deployed to serve every language (``lsnmt.report.accounting``),
+    """Trained parameters and, per route, those deployed to serve every language (``models.param_count``),
     counted on a meta-device copy of the model (the other route of LMS+FD is a config change)."""
     from transformers import XLMRobertaModel
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from torch import Tensor
 
-from lsnmt.io import OutOfMemory
+from lsnmt.stops import OutOfMemory
 
 __all__ = ["MIN_LOSS_SCALE", "OutOfMemory", "describe_batch", "loss_scale_error", "out_of_memory", "skipped_line"]
 

@@ -51,8 +51,8 @@ from typing import Protocol
 import torch
 from torch import Tensor
 
-from lsnmt.io import Interrupted
 from lsnmt.runner.progress import Progress
+from lsnmt.stops import Interrupted
 from lsnmt.train.curve import Curve, Meters, log_line
 from lsnmt.train.faults import out_of_memory, skipped_line
 from lsnmt.train.loss import LOG2

@@ -25,13 +25,14 @@ from pathlib import Path
 
 import numpy as np
 
+from lsnmt import paths as P
 from lsnmt.config import Experiment
 from lsnmt.io import atomic_dir, write_json
-from lsnmt.xelm import layout, tfidf
+from lsnmt.xelm import tfidf
 from lsnmt.xelm.config import DENSE
-from lsnmt.xelm.evaluate import write_tsv
 from lsnmt.xelm.icl_data import LANGUAGES, READERS, SPLITS, Example, Unavailable, obtain
 from lsnmt.xelm.lmdata import load_meta, tokenizer
+from lsnmt.xelm.perplexities import write_tsv
 from lsnmt.xelm.score import mixture_logprobs, token_logprobs
 from lsnmt.xelm.trainer import device_for, load_lm
 
@@ -138,8 +139,8 @@ def score_cases(exp: Experiment, cases: list[Case], lm_dir: Path, cluster_dir: P
     needed = sorted({m for c in cases for m in c.models.values() if m != "ensemble"} | set(experts))
     token_lp: dict[tuple[int, str], list[np.ndarray]] = {}
     for name in needed:
-        path = layout.seed_dir(exp.name) / "model.pt" if name == "seed" else \
-            layout.expert_dir(exp.name, name) / "model.pt"
+        path = P.at(P.SEED, exp.name) / "model.pt" if name == "seed" else \
+            P.at(P.EXPERT, exp.name, expert=name) / "model.pt"
         model = load_lm(path, device)
         for i, case in enumerate(cases):
             if name in case.models.values() or name in experts:

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from lsnmt import paths as P
 from lsnmt.config import Experiment
 from lsnmt.io import DataError
-from lsnmt.xelm import layout
 from lsnmt.xelm.config import ExpertId, XelmConfig
 from lsnmt.xelm.corpus import Selection
 from lsnmt.xelm.lmdata import load_meta
@@ -99,7 +99,7 @@ def hmr_job(exp: Experiment, target: str, lm_dir: Path, cluster_dir: Path) -> LM
     if target not in cfg.hmr.targets:
         raise DataError(f"{target!r} is not one of xelm.hmr.targets {list(cfg.hmr.targets)}")
     donor = donors(cluster_dir)[target]
-    init = layout.expert_dir(exp.name, donor_expert(exp, cluster_dir, target)) / "model.pt"
+    init = P.at(P.EXPERT, exp.name, expert=donor_expert(exp, cluster_dir, target)) / "model.pt"
     return LMJob(f"hmr-{target}", cfg.hmr, cfg.hmr.batch_tokens // len(cfg.hmr.targets),
                  Selection.languages(lm_dir, [donor, target]), init=init)
 
@@ -108,5 +108,5 @@ def lapt_job(exp: Experiment, lm_dir: Path, cluster_dir: Path) -> LMJob:
     cfg = _cfg(exp)
     d = donors(cluster_dir)
     langs = list(dict.fromkeys([*cfg.hmr.targets, *(d[t] for t in cfg.hmr.targets)]))
-    init = layout.expert_dir(exp.name, "dense-k1-e0") / "model.pt"
+    init = P.at(P.EXPERT, exp.name, expert="dense-k1-e0") / "model.pt"
     return LMJob("lapt", cfg.hmr, cfg.hmr.batch_tokens, Selection.languages(lm_dir, langs), init=init)

@@ -18,7 +18,7 @@ both source- and target-indexed) and mixes them with three scalars,
 
 so a layer has the parameters of ``L + 1`` layers plus 3 and costs three layers' computation. After training,
 layer ``i`` becomes shared / source-indexed / target-indexed by ``argmax`` of its (seed-averaged) weights, and
-the selected architecture is trained from scratch (``lsnmt/train/search.py``).
+the selected architecture is trained from scratch (``lsnmt/train/arch_search.py``).
 
 **Dense pre-training** (Sec. 3.3): :func:`dense_init` copies a dense model's weights into every language's
 copy of each LSL (and every other weight unchanged).

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from lsnmt import methods
-from lsnmt.claim import claims, measure, setup, stage, stats
-from lsnmt.claim.stage import run_claim
+from lsnmt.claim import claims, measure, run, stats, task
+from lsnmt.claim.run import run_claim
 from lsnmt.config import ClaimConfig, Experiment, Params
 from lsnmt.data.corpus import Vocab
 from lsnmt.eval import significance
@@ -185,14 +185,14 @@ def test_the_default_claim_meets_every_parameter_condition(tmp_path: Path) -> No
     a dense model lies within 2% of LMS's and of LSL's total (counted on the models the stage builds)."""
     cfg = Params.load(ROOT / "params.yaml").get("default").claim
     assert cfg is not None
-    vocab = Vocab.load(setup.write_data(cfg, tmp_path / "bin"))
+    vocab = Vocab.load(task.write_data(cfg, tmp_path / "bin"))
     systems: dict[str, dict[str, Any]] = {}
-    for job in setup.jobs(dataclasses.replace(cfg, seeds=(1,))):
-        exp = setup.experiment("default", cfg, job)
+    for job in task.jobs(dataclasses.replace(cfg, seeds=(1,))):
+        exp = task.experiment("default", cfg, job)
         counts = measure.param_counts(exp, job.method, vocab)
         for system in methods.systems(exp, job.method):
             name = job.system if job.system in cfg.dense else system.name
-            systems[name] = {**stage.system_record(cfg, exp, job, system), "params": counts[system.name]}
+            systems[name] = {**run.system_record(cfg, exp, job, system), "params": counts[system.name]}
     for claim in claims.CLAIMS:
         system = claims.find(systems, claim.kind, claim.route)
         assert system is not None, claim.text

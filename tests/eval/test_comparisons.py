@@ -9,7 +9,7 @@ import torch
 
 from lsnmt.decode import translate
 from lsnmt.eval import analyses
-from lsnmt.eval.evaluate import evaluate
+from lsnmt.eval.summary import evaluate
 from lsnmt.typed import ConfigError
 from tests.eval.helpers import experiment, make_world
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from lsnmt.eval.cost import decoding_speed, parameter_counts
-from lsnmt.report.accounting import train_params
 from models.build import build_transformer
+from models.param_count import train_params
 from tests.models.helpers import tiny_config
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from lsnmt.eval import degenerate
 from lsnmt.eval.degenerate import Output
-from lsnmt.eval.evaluate import evaluate
+from lsnmt.eval.summary import evaluate
 from tests.eval.helpers import experiment, make_world, write
 from tests.eval.test_evaluate import any_method_loads_as_naive  # noqa: F401  (parameter counts of the doubles)
 

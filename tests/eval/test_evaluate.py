@@ -10,7 +10,7 @@ import torch
 
 from lsnmt.decode import translate
 from lsnmt.eval import analyses
-from lsnmt.eval.evaluate import evaluate
+from lsnmt.eval.summary import evaluate
 from tests.eval.helpers import MAX_SENTENCES, experiment, make_world, write
 
 METHODS = ("naive", "good")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from lsnmt.eval.evaluate import evaluate
+from lsnmt.eval.summary import evaluate
 from tests.eval.helpers import MAX_SENTENCES, corrupt, experiment, make_world, write
 from tests.eval.test_evaluate import any_method_loads_as_naive  # noqa: F401  (parameter counts of the doubles)
 

@@ -18,7 +18,7 @@ import torch
 
 from lsnmt.decode.translate import LENGTH_LIMIT, translate_method
 from lsnmt.eval import analyses
-from lsnmt.eval.evaluate import evaluate
+from lsnmt.eval.summary import evaluate
 from lsnmt.methods import resolve
 from models.build import build_transformer
 from tests.data.helpers import experiment as data_experiment
@@ -98,7 +98,7 @@ def test_evaluate_scores_sweep_systems_and_reports_the_length_limit(
     for method, cut in (("good", {}), ("sclm/w1", {pairs[0]: 2})):
         record = {"max_len_a": 0.0, "max_len_b": 200, "at_limit": {p: cut.get(p, 0) for p in pairs}}
         (w.results / "translate" / method / LENGTH_LIMIT).write_text(json.dumps(record), encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="lsnmt.eval.evaluate"):
+    with caplog.at_level(logging.WARNING, logger="lsnmt.eval.summary"):
         summary = evaluate(exp, ("naive", "good", "sclm"), w.results, w.prepared, w.spm, w.bin, tmp_path / "out")
     assert summary["methods"] == ["naive", "good", "sclm", "sclm_w1"]
     assert summary["systems"]["sclm_w1"] == {"method": "sclm", "route": None, "top_w": 1}

@@ -6,11 +6,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lsnmt.report.accounting import inference_params, train_params
 from models.build import build_transformer
 from models.lang import LangContext
 from models.ls.adapter import AdaptedLayer, Adapter, AdapterConfig
 from models.ls.deep import DeepConfig
+from models.param_count import inference_params, train_params
 from tests.models.helpers import assert_mixed_equals_single, random_batch, tiny_config
 
 

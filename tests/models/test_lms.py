@@ -6,10 +6,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lsnmt.report.accounting import inference_params, train_params
 from models.build import build_transformer
 from models.lang import LangContext
 from models.ls.lms import LMSConfig, LMSFDConfig, LMSLinear
+from models.param_count import inference_params, train_params
 from tests.models.helpers import random_batch, tiny_config
 
 L, C, R, D = 3, 5, 7, 2

@@ -7,7 +7,6 @@ import torch
 from torch import Tensor, nn
 
 from lsnmt.config import ModelConfig
-from lsnmt.report.accounting import inference_params, train_params
 from lsnmt.typed import ConfigError, build
 from models.build import build_transformer
 from models.lang import LangContext
@@ -23,6 +22,7 @@ from models.ls.lsl import (
     search_factories,
     select,
 )
+from models.param_count import inference_params, train_params
 from tests.models.helpers import assert_mixed_equals_single, random_batch, tiny_config
 
 D, F = 16, 32

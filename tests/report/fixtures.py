@@ -1,8 +1,8 @@
 """Fixture results in the exact formats the stages write, for the report's table tests.
 
-``write_evaluate`` builds ``results/{exp}/evaluate`` as ``lsnmt.eval.evaluate`` does: one record per (method,
+``write_evaluate`` builds ``results/{exp}/evaluate`` as ``lsnmt.eval.summary`` does: one record per (method,
 direction) and a summary whose averages, groups and group pairs come from ``lsnmt.eval.aggregate`` itself.
-``write_tsv`` is ``lsnmt.xelm.evaluate.write_tsv`` (the x-elm stages' writer). ``write_lm_meta`` and
+``write_tsv`` is ``lsnmt.xelm.perplexities.write_tsv`` (the x-elm stages' writer). ``write_lm_meta`` and
 ``write_expert_info`` write ``lm_data``'s ``data/{exp}/lm/meta.json`` and an LM job's ``data.json`` with the keys
 ``lsnmt.xelm.lmdata._build`` and ``lsnmt.xelm.trainer.train`` write.
 """
@@ -16,10 +16,10 @@ from pathlib import Path
 from lsnmt.config import Experiment
 from lsnmt.eval import aggregate
 from lsnmt.eval.degenerate import bleu_metric
+from lsnmt.eval.markdown import markdown
 from lsnmt.eval.significance import count_outcomes
-from lsnmt.eval.table import markdown
 from lsnmt.io import write_json
-from lsnmt.xelm.evaluate import write_tsv
+from lsnmt.xelm.perplexities import write_tsv
 
 Score = Callable[[str, str, str], float]
 """(method, src, tgt) -> score of one direction."""
@@ -51,7 +51,7 @@ def write_evaluate(results: Path, exp: Experiment, methods: list[str], score: Sc
                    degenerate: dict | None = None, cost: dict | None = None) -> dict:
     """``results/{exp.name}/evaluate``: per-direction records, ``summary.json`` (no similarity, t-SNE or off-target;
     parameter counts from ``cost``, ``{method: {train_params, inference_params_min, inference_params_max}}``)
-    and ``summary.md`` (``lsnmt.eval.table.markdown``); returns the summary. ``degenerate``: the summary's flags
+    and ``summary.md`` (``lsnmt.eval.markdown.markdown``); returns the summary. ``degenerate``: the summary's flags
     (``lsnmt.eval.degenerate.flags``: ``systems``, ``pairs``); every direction of a method in its ``pairs`` is
     untested, as the evaluate stage leaves it."""
     metrics = metrics or tuple(exp.evaluate.metrics)
@@ -90,7 +90,7 @@ def write_evaluate(results: Path, exp: Experiment, methods: list[str], score: Sc
         "groups": {"source": "evaluate.resource_groups", "languages": groups},
         "scores": {m: {metric: aggregate.summarise(scores[m][metric], sets, groups, pivot) for metric in metrics}
                    for m in methods},
-        "win_ratio": {m: {metric: dict.fromkeys(sets) if m in flags["pairs"] else  # as lsnmt.eval.evaluate
+        "win_ratio": {m: {metric: dict.fromkeys(sets) if m in flags["pairs"] else  # as lsnmt.eval.summary
                           aggregate.win_ratios(scores[m][metric], scores[base][metric], sets) for metric in metrics}
                       for m in methods if m != base and base in methods},
         "significance": significance, "similarity": {}, "figures": [], "cost": cost or {}, "atp": {},

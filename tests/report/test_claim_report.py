@@ -1,5 +1,5 @@
 """The report's "ours only" claim table and figure render from a claim summary.json (the claim stage's format,
-``lsnmt/claim/stage.py``); an experiment whose claim was not measured gets no item."""
+``lsnmt/claim/run.py``); an experiment whose claim was not measured gets no item."""
 
 from __future__ import annotations
 

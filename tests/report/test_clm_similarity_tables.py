@@ -13,10 +13,10 @@ from lsnmt.config import Params
 from lsnmt.eval.similarity import similarity_search
 from lsnmt.io import write_json
 from lsnmt.report import paper as paper_tables
+from lsnmt.report.paper_table import Built, build
 from lsnmt.report.runs import Results
 from lsnmt.report.specs import BINDINGS
 from lsnmt.report.specs.clm import FLORES, TED
-from lsnmt.report.table import Built, build
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUPS = {"am": "low", "be": "low", "af": "medium", "de": "high", "fr": "high"}

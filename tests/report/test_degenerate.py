@@ -11,9 +11,9 @@ from lsnmt.config import Params
 from lsnmt.report import paper as paper_tables
 from lsnmt.report import render
 from lsnmt.report.cells import DEGENERATE, NO_VERDICT
+from lsnmt.report.paper_table import Built, build
 from lsnmt.report.runs import Results
 from lsnmt.report.specs import BINDINGS
-from lsnmt.report.table import Built, build
 from tests.report.fixtures import write_evaluate
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,8 +13,8 @@ import pytest
 from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
+from lsnmt import figures
 from lsnmt.config import Params
-from lsnmt.report import figures
 from lsnmt.report.runs import Results
 from lsnmt.report.specs import FIGURES, figs_xelm, lsl
 

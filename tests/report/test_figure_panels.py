@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from matplotlib.figure import Figure
 
+from lsnmt import figures
 from lsnmt.config import Params
-from lsnmt.report import figures
-from lsnmt.report.figures import figure, pad_singular, save
+from lsnmt.figures import figure, pad_singular, save
 from lsnmt.report.runs import Results
 from lsnmt.report.specs import FIGURES, figs_clm
 

@@ -27,8 +27,8 @@ from lsnmt.report import specs
 from lsnmt.report.build import PAPERS, write_table
 from lsnmt.report.html import md_html, rebase, write_page
 from lsnmt.report.item import Item
+from lsnmt.report.paper_table import build
 from lsnmt.report.runs import Results
-from lsnmt.report.table import build
 from tests.report.fixtures import write_evaluate
 
 ROOT = Path(__file__).resolve().parents[2]

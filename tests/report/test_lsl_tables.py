@@ -11,9 +11,9 @@ import pytest
 from lsnmt.config import Params
 from lsnmt.report import paper as paper_tables
 from lsnmt.report import render
+from lsnmt.report.paper_table import Built, Cell, build
 from lsnmt.report.runs import Results
 from lsnmt.report.specs import BINDINGS
-from lsnmt.report.table import Built, Cell, build
 from tests.report.fixtures import write_evaluate
 
 ROOT = Path(__file__).resolve().parents[2]

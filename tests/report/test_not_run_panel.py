@@ -3,7 +3,7 @@ neighbours: matplotlib's ``wrap=True`` wraps to the figure's width, not the pane
 
 from __future__ import annotations
 
-from lsnmt.report.figures import figure, not_run_panel
+from lsnmt.figures import figure, not_run_panel
 
 
 def test_a_long_note_in_a_narrow_panel_stays_inside_it() -> None:

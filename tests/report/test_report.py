@@ -14,8 +14,8 @@ from lsnmt.report import paper as paper_tables
 from lsnmt.report.build import report
 from lsnmt.report.cells import Avg, Both, Row
 from lsnmt.report.cells import Params as ParamsSel
+from lsnmt.report.paper_table import Binding, build
 from lsnmt.report.runs import Results
-from lsnmt.report.table import Binding, build
 
 ROOT = Path(__file__).resolve().parents[2]
 

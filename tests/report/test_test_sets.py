@@ -18,7 +18,7 @@ METHODS = ("naive", "fd", "fd_ls")
 
 
 def _set(test_set: str, label: str, base: float, degenerate: dict, directions: int) -> dict:
-    """One test set's summary as ``lsnmt.eval.evaluate.set_summary`` writes it (the keys the table reads)."""
+    """One test set's summary as ``lsnmt.eval.summary.set_summary`` writes it (the keys the table reads)."""
     scores = {m: {metric: {"averages": {"en-xx": base + i, "xx-en": base + i + 0.5, "all": base + i + 0.25}}
                   for metric in ("bleu", "chrf")} for i, m in enumerate(METHODS)}
     return {"test_set": test_set, "label": label, "methods": list(METHODS), "metrics": ["bleu", "chrf"],

@@ -1,5 +1,5 @@
 """x-elm Tables 2-5, 7, 8, 9-11 built from fixture ``lm_eval`` / ``lm_icl`` outputs (written with the stages' own
-writers: ``lsnmt.xelm.evaluate.write_tsv``, ``lsnmt.xelm.icl.table3``), the expert jobs' ``data.json`` and
+writers: ``lsnmt.xelm.perplexities.write_tsv``, ``lsnmt.xelm.icl.table3``), the expert jobs' ``data.json`` and
 ``lm_data``'s ``meta.json`` (Tables 4, 5), and "not run" without them."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from lsnmt.config import Params
 from lsnmt.io import write_json
 from lsnmt.report import paper as paper_tables
 from lsnmt.report.cells import Row
+from lsnmt.report.paper_table import Built, Cell, build, paper_value
 from lsnmt.report.render import markdown
 from lsnmt.report.runs import Results
 from lsnmt.report.specs import BINDINGS
 from lsnmt.report.specs import xelm as specs_xelm
-from lsnmt.report.table import Built, Cell, build, paper_value
 from lsnmt.xelm.config import DENSE, expert_ids
 from lsnmt.xelm.icl import table3
 from tests.report.fixtures import write_expert_info, write_lm_meta, write_tsv

@@ -1,7 +1,7 @@
 """Train a method on the synthetic task (``lsnmt.data.synthetic``) and score its translations.
 
 The real code paths: shards as the encode stage writes them, ``lsnmt.train.trainer.train`` with the method's
-factory and criterion (as ``stages/train.py``), the LSL search (``lsnmt.train.search``) for LSL-NAS, and
+factory and criterion (as ``stages/train.py``), the LSL search (``lsnmt.train.arch_search``) for LSL-NAS, and
 ``lsnmt.decode.translate``'s loader and batched beam search on the held-out ``test`` split.
 """
 
@@ -20,8 +20,8 @@ from lsnmt.config import Experiment
 from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.data.synthetic import Task, write_shards
 from lsnmt.decode.translate import load_model, translate_direction
+from lsnmt.train.arch_search import run_search
 from lsnmt.train.method import train_method as train_the_method
-from lsnmt.train.search import run_search
 from models.build import build_transformer
 from models.config import kinds
 from tests.data.helpers import experiment

@@ -15,8 +15,8 @@ import torch
 
 from lsnmt.tasks import train as train_mod
 from lsnmt.tasks.config import EncoderConfig, TaskConfig, TaskSource
-from lsnmt.tasks.evaluate import evaluate_task, score
 from lsnmt.tasks.prep import prep_task
+from lsnmt.tasks.scoring import evaluate_task, score
 from lsnmt.tasks.train import Prepared, Unit, run_unit
 from lsnmt.train.loop import Interrupted
 from models.ls.lms import LMSFDConfig

@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from lsnmt.io import DataError
-from lsnmt.report.accounting import deployed_params, train_params
 from lsnmt.tasks.config import EncoderConfig
 from lsnmt.tasks.tokenizer import pretrained_tokenizer
 from models.lang import LangContext
 from models.ls.lms import LMSConfig, LMSFDConfig
+from models.param_count import deployed_params, train_params
 from models.xlmr import ScopedLinear, TaskModel, build_task_model, insert_lms, load_encoder
 
 H, F, LAYERS, L, D = 16, 32, 2, 3, 4

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lsnmt.io import note_stop_signals
+from lsnmt.stops import note_stop_signals
 
 note_stop_signals()  # as stages/__init__.py: a signal during the imports stops the job once its guard is up
 

@@ -90,7 +90,7 @@ def test_mc4_xelm_plans_the_papers_shards() -> None:
 def test_every_expert_is_scored_on_every_language(tmp_path: Path) -> None:
     """App. B.3 / Fig. 6: forgetting needs each expert of every k (typology k = 4, 16 too) on every language."""
     from lsnmt.io import write_json
-    from lsnmt.xelm.evaluate import model_plan
+    from lsnmt.xelm.perplexities import model_plan
 
     exp = Params.load(ROOT / "params.yaml").get("mc4_xelm")
     langs, targets = list(exp.xelm.languages), list(exp.xelm.hmr.targets)

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from lsnmt.report.figures import FigureOut
+from lsnmt.figures import FigureOut
 from lsnmt.report.item import Item
+from lsnmt.report.paper_table import Binding
 from lsnmt.report.runs import Results
 from lsnmt.report.specs import (
     claim,
@@ -25,7 +26,6 @@ from lsnmt.report.specs import (
     significance,
     xelm,
 )
-from lsnmt.report.table import Binding
 
 BINDINGS: dict[tuple[str, str], Binding] = {**lmsfd.BINDINGS, **nerqa.BINDINGS, **clm.BINDINGS, **lsl.BINDINGS,
                                                **xelm.BINDINGS}

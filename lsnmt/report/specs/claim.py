@@ -15,7 +15,7 @@ import csv
 import json
 from pathlib import Path
 
-from lsnmt.claim import figure, table
+from lsnmt.claim import figure, markdown
 from lsnmt.io import atomic_write
 from lsnmt.report.claim_answer import word
 from lsnmt.report.item import Item
@@ -53,9 +53,10 @@ def claim_tables(results: Results, out: Path) -> list[Item]:
         summary = {**summary, "claims": [{**v, "status": word(v["status"])} for v in summary["claims"]]}
         stem = f"claim-{name}"
         pngs = figure.draw(summary, out / "figures" / "ours", stem)
-        md = table.markdown(summary, f"../../figures/ours/{pngs[0].name}")
-        links = _write(out, stem, md, table.claim_rows(summary), table.CLAIM_HEADER)
-        systems = _csv(out / "tables" / "ours" / f"{stem}-systems.csv", table.system_rows(summary), table.SYSTEM_HEADER)
+        md = markdown.markdown(summary, f"../../figures/ours/{pngs[0].name}")
+        links = _write(out, stem, md, markdown.claim_rows(summary), markdown.CLAIM_HEADER)
+        systems = _csv(out / "tables" / "ours" / f"{stem}-systems.csv", markdown.system_rows(summary),
+                       markdown.SYSTEM_HEADER)
         items.append(Item("ours", label(name), "ours",
-                          (*links, systems, *(f"figures/ours/{p.name}" for p in pngs)), table.caption(summary)))
+                          (*links, systems, *(f"figures/ours/{p.name}" for p in pngs)), markdown.caption(summary)))
     return items

@@ -40,8 +40,8 @@ from lsnmt.report.cells import (
     SimilarList,
     WinRatio,
 )
+from lsnmt.report.paper_table import Binding
 from lsnmt.report.runs import Results, Run
-from lsnmt.report.table import Binding
 
 PAPER = "CLM (Liu et al. 2022)"
 TED, FLORES = "ted_multiway", "flores200"

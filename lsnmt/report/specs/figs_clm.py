@@ -17,8 +17,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from lsnmt.figures import FigureOut, Panel, draw_panels
 from lsnmt.report.cells import Avg, Params, Row
-from lsnmt.report.figures import FigureOut, Panel, draw_panels
 from lsnmt.report.runs import Results, Run
 
 PAPER = "CLM (Liu et al. 2022)"

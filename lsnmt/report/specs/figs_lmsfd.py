@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lsnmt.figures import FigureOut, Panel, draw_panels, figure, save
 from lsnmt.report import paper as paper_tables
 from lsnmt.report.cells import Avg, Params, Row
-from lsnmt.report.figures import FigureOut, Panel, draw_panels, figure, save
 from lsnmt.report.runs import DEFAULTS, Results, Run
 
 PAPER = "LMS-FD (Xu et al. 2023)"

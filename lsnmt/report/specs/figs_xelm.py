@@ -11,7 +11,7 @@ from pathlib import Path
 
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
-from lsnmt.report.figures import FigureOut, Panel, draw_panels, label_points
+from lsnmt.figures import FigureOut, Panel, draw_panels, label_points
 from lsnmt.report.runs import Results, Run
 from lsnmt.report.specs.xelm import _tsv
 
@@ -74,7 +74,7 @@ def fig3(results: Results, out_dir: Path, paper_dir: Path | None = None) -> Figu
 
 def _fig4_panel(ax, rows: list[dict[str, str]], title: str) -> None:
     """Gain over the seed LM and over dense per language against its training tokens; each language's label
-    beside its gain over dense, placed apart from the others (:func:`lsnmt.report.figures.label_points`)."""
+    beside its gain over dense, placed apart from the others (:func:`lsnmt.figures.label_points`)."""
     x = [float(r["train_tokens"]) for r in rows]
     ax.scatter(x, [float(r["gain_vs_seed"]) for r in rows], marker="o", label="vs seed LM")
     ax.scatter(x, [float(r["gain_vs_dense"]) for r in rows], marker="^", label="vs dense")

@@ -11,7 +11,7 @@ bound in ``lsnmt/report/specs/nerqa.py``.
 from __future__ import annotations
 
 from lsnmt.report.cells import Avg, Both, Group, Params, Row, WinRatio
-from lsnmt.report.table import Binding
+from lsnmt.report.paper_table import Binding
 
 PAPER = "LMS-FD (Xu et al. 2023)"
 IWSLT_LANGS = ("ar", "de", "es", "fa", "he", "it", "nl", "pl")

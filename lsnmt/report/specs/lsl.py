@@ -33,10 +33,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lsnmt.figures import FigureOut, Panel, draw_panels, min_span
 from lsnmt.report.cells import Avg, DataCount, DirMean, GroupPair, MatrixDir, Params, Row
-from lsnmt.report.figures import FigureOut, Panel, draw_panels, min_span
+from lsnmt.report.paper_table import Binding
 from lsnmt.report.runs import Results, Run
-from lsnmt.report.table import Binding
 
 PAPER = "LSL (Pires et al. 2023)"
 EXP = "lsl-separate-decoder"  # the params.csv experiment label of the separate-decoder rows

@@ -16,9 +16,9 @@ from typing import Any, Literal
 
 from lsnmt.config import Experiment
 from lsnmt.report.cells import Kind, Row, Selector, _dig, _num
+from lsnmt.report.paper_table import Binding
 from lsnmt.report.runs import DEFAULTS, Results, Run
 from lsnmt.report.specs.lmsfd import PAPER as LMS_PAPER
-from lsnmt.report.table import Binding
 
 EXPERIMENT = "xlmr_tasks"
 SUMMARY = "task_eval/summary.json"

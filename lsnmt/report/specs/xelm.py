@@ -48,8 +48,8 @@ from typing import Any
 
 from lsnmt.report import paper as paper_tables
 from lsnmt.report.cells import Kind, Row, Selector
+from lsnmt.report.paper_table import Binding, paper_value
 from lsnmt.report.runs import Results, Run
-from lsnmt.report.table import Binding, paper_value
 from lsnmt.xelm.config import DENSE
 
 GIB = 2**30
@@ -81,7 +81,7 @@ class Table1(Selector):
 
 
 def _cell(text: str | None) -> float | None:
-    """A TSV cell as written by ``lsnmt.xelm.evaluate.write_tsv`` (``""`` for NaN: no value)."""
+    """A TSV cell as written by ``lsnmt.xelm.perplexities.write_tsv`` (``""`` for NaN: no value)."""
     return float(text) if text not in (None, "") else None
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 from lsnmt.config import Experiment
-from lsnmt.eval.tsne import save_png
+from lsnmt.figures import save_png
 from lsnmt.io import atomic_dir, atomic_write, write_json
 from lsnmt.methods.schema import searches
 from lsnmt.train import checkpoint as ckpt

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from lsnmt.config import Params
-from lsnmt.report.accounting import deployed_params, fairseq_dict_size, inference_params, train_params
 from lsnmt.report.paper_counts import COLUMNS, PaperCount, count, implied_rows, load, within
 from models.build import build_transformer
+from models.param_count import deployed_params, fairseq_dict_size, inference_params, train_params
 from tests.models.helpers import TOY_LS, tiny_config
 
 ROOT = Path(__file__).resolve().parents[2]

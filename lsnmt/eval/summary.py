@@ -67,8 +67,8 @@ from lsnmt.eval import comparisons as compare
 from lsnmt.eval.analyses import analyses
 from lsnmt.eval.comet import comet_score, import_comet
 from lsnmt.eval.groups import language_groups
+from lsnmt.eval.markdown import markdown
 from lsnmt.eval.scores import read_pair, require_spm_model, score_direction
-from lsnmt.eval.table import markdown
 from lsnmt.io import DataError, atomic_dir, atomic_write, iter_lines, write_json
 from lsnmt.methods import System, systems
 

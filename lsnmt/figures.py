@@ -6,6 +6,7 @@ PDF no creation date or producer, and every figure is drawn with the same rcPara
 
 from __future__ import annotations
 
+import io
 import math
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
@@ -249,3 +250,19 @@ def draw_panels(panels: Sequence[Panel], out_dir: Path, stem: str, *, ncols: int
 
 
 Draw = Callable[..., FigureOut]
+
+
+def save_png(fig: Figure, path: Path) -> None:
+    """Write the figure atomically, with no software tag or timestamp in the PNG metadata."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    with atomic_write(path, "wb", encoding=None) as fh:
+        fh.write(buf.getvalue())
+
+
+def save_pdf(fig: Figure, path: Path) -> None:
+    """The same figure as PDF, without creation date or producer (byte-identical across runs)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="pdf", metadata={"Creator": None, "Producer": None, "CreationDate": None})
+    with atomic_write(path, "wb", encoding=None) as fh:
+        fh.write(buf.getvalue())

@@ -35,9 +35,10 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import spearmanr
 
+from lsnmt import paths as P
 from lsnmt.config import Experiment
 from lsnmt.io import atomic_dir, atomic_write, write_json
-from lsnmt.xelm import layout, tfidf
+from lsnmt.xelm import tfidf
 from lsnmt.xelm.config import DENSE, ExpertId, XelmConfig, expert_ids
 from lsnmt.xelm.corpus import valid_docs
 from lsnmt.xelm.lmdata import load_meta, tokenizer
@@ -60,14 +61,14 @@ def model_plan(exp: Experiment, cluster_dir: Path, langs: list[str], targets: li
     """Every model to score: ``name -> (model.pt, languages)``."""
     cfg = _xelm(exp)
     everything = langs + targets
-    plan = {"seed": (layout.seed_dir(exp.name) / "model.pt", everything)}
+    plan = {"seed": (P.at(P.SEED, exp.name) / "model.pt", everything)}
     for eid in map(ExpertId.parse, expert_ids(cfg)):
-        plan[str(eid)] = (layout.expert_dir(exp.name, str(eid)) / "model.pt", everything)
+        plan[str(eid)] = (P.at(P.EXPERT, exp.name, expert=str(eid)) / "model.pt", everything)
     for t in targets:
         donor = _json(cluster_dir / "donors.json")[t]["donor"]
-        plan[f"hmr-{t}"] = (layout.hmr_dir(exp.name, t) / "model.pt", [t, donor])
+        plan[f"hmr-{t}"] = (P.at(P.HMR, exp.name, target=t) / "model.pt", [t, donor])
     if targets:
-        plan["lapt"] = (layout.lapt_dir(exp.name) / "model.pt", everything)
+        plan["lapt"] = (P.at(P.LAPT, exp.name) / "model.pt", everything)
     return plan
 
 

@@ -1,7 +1,7 @@
 """The ``claim`` stage: train, decode, score and test every job of ``experiments.<exp>.claim`` (``lsnmt.claim``).
 
 Writes ``{out}/summary.json`` (everything measured, the config and the CPU time), ``summary.md`` (the table,
-:mod:`lsnmt.claim.table`) and ``figure.{png,pdf}`` (:mod:`lsnmt.claim.figure`), atomically; shards, checkpoints
+:mod:`lsnmt.claim.markdown`) and ``figure.{png,pdf}`` (:mod:`lsnmt.claim.figure`), atomically; shards, checkpoints
 and models go to ``work`` (undeclared). The stage resumes: ``work`` is kept while it holds the same task
 (``work/task.json``, else emptied), each finished job's result is kept under the key of its settings
 (:func:`lsnmt.claim.measure.run_job`) and an unfinished job's training resumes from its checkpoint, bit for bit
@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from lsnmt import methods
-from lsnmt.claim import claims, figure, measure, setup, stats, table
+from lsnmt.claim import claims, figure, markdown, measure, stats, task
 from lsnmt.config import ClaimConfig, Experiment
 from lsnmt.io import atomic_dir, atomic_write, write_json
 from lsnmt.methods import NAIVE
@@ -40,7 +40,7 @@ def write(out: Path, summary: dict[str, Any]) -> None:
         if measured:
             figure.draw(summary, tmp, "figure")
         with atomic_write(tmp / "summary.md") as f:
-            f.write(table.markdown(summary, "figure.png" if measured else None))
+            f.write(markdown.markdown(summary, "figure.png" if measured else None))
 
 
 def not_configured(exp: Experiment) -> dict[str, Any]:
@@ -49,7 +49,7 @@ def not_configured(exp: Experiment) -> dict[str, Any]:
     return {"status": "not configured", "reason": reason, "experiment": exp.name}
 
 
-def system_record(cfg: ClaimConfig, exp: Experiment, job: setup.Job, system: methods.System) -> dict[str, Any]:
+def system_record(cfg: ClaimConfig, exp: Experiment, job: task.Job, system: methods.System) -> dict[str, Any]:
     """What a system is: its method, kind, route (FD and LMS+FD), settings as configured, whether it is a dense
     baseline (``claim.dense``: naive with its shape overrides as settings)."""
     if job.system in cfg.dense:
@@ -63,11 +63,11 @@ def system_record(cfg: ClaimConfig, exp: Experiment, job: setup.Job, system: met
 def prepare_work(cfg: ClaimConfig, work: Path) -> Path:
     """``work/bin``, the task's shards: kept when ``work/task.json`` names this task, else ``work`` is emptied
     (no checkpoint or result of another task is resumed) and the shards written; returns the shards' folder."""
-    marker, key = work / "task.json", json.loads(json.dumps(setup.task_key(cfg)))
+    marker, key = work / "task.json", json.loads(json.dumps(task.task_key(cfg)))
     if marker.is_file() and json.loads(marker.read_text(encoding="utf-8")) == key:
         return work / "bin"
     shutil.rmtree(work, ignore_errors=True)
-    setup.write_data(cfg, work / "bin")
+    task.write_data(cfg, work / "bin")
     write_json(marker, key)  # after the shards: an interrupted write is redone
     return work / "bin"
 
@@ -82,8 +82,8 @@ def measure_claim(exp: Experiment, work: Path) -> dict[str, Any]:
     systems: dict[str, dict[str, Any]] = {}
     runs: dict[str, dict[int, dict[str, list[str]]]] = {}
     curves, timing = {}, {}
-    for job in progress(setup.jobs(cfg), "claim", unit="job"):
-        jexp = setup.experiment(exp.name, cfg, job)
+    for job in progress(task.jobs(cfg), "claim", unit="job"):
+        jexp = task.experiment(exp.name, cfg, job)
         result = measure.run_job(cfg, jexp, job, bin_dir, work / job.name)
         refs = refs or measure.references(jexp, bin_dir)
         for system in methods.systems(jexp, job.method):
