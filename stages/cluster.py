@@ -11,7 +11,7 @@ from lsnmt.xelm.stage import job_parents, not_configured
 
 def _cluster(exp) -> None:
     out = xl.cluster_dir(exp.name)
-    if not not_configured(exp, out):
+    if not not_configured(exp.name, exp.lm_data, out):
         cluster(exp, xl.lm_dir(exp.name), out)
     job_parents(exp.name)
 

@@ -17,7 +17,7 @@ from lsnmt.xelm.stage import not_configured
 
 def _eval(exp) -> None:
     out, rows = xl.eval_dir(exp.name), {}
-    if not not_configured(exp, out):
+    if not not_configured(exp.name, exp.lm_data, out):
         with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
             rows = xelm_ppl_rows(evaluate(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out))
         record.write(out)

@@ -19,7 +19,7 @@ from lsnmt.xelm.stage import not_configured
 
 def _icl(exp) -> None:
     out, rows = xl.icl_dir(exp.name), {}
-    if not not_configured(exp, out):
+    if not not_configured(exp.name, exp.lm_data, out):
         with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
             rows = xelm_icl_rows(run_icl(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out))
         record.write(out)

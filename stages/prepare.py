@@ -1,16 +1,17 @@
-"""Stage ``prepare``: normalise, filter, deduplicate and tag the raw corpora (lsnmt.data.prepare)."""
+"""Stage ``prepare``: normalise, filter, deduplicate and tag the raw corpora (lsnmt.data.prepare).
+
+Reads ``data`` and ``prepare`` only (:class:`lsnmt.data.config.PrepareView`)."""
 
 from lsnmt import paths as P
-from lsnmt.data.config import DataExperiment
+from lsnmt.data.config import PrepareView
 from lsnmt.data.prepare import prepare
-from lsnmt.data.stage import run_data
+from lsnmt.runner.base import run_stage
+
+VIEW = PrepareView
 
 
 def main(argv: list[str] | None = None) -> None:
-    def one(exp: DataExperiment) -> dict:
-        return prepare(exp, P.at(P.RAW, exp.name), P.at(P.PREPARED, exp.name))
-
-    run_data("prepare", one, DataExperiment, argv)
+    run_stage("prepare", VIEW, lambda view, exp: prepare(view, P.at(P.RAW, exp), P.at(P.PREPARED, exp)), argv)
 
 
 if __name__ == "__main__":

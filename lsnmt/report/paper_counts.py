@@ -31,7 +31,7 @@ from typing import Any, Literal
 import pandas as pd
 from torch import nn
 
-from lsnmt.config import Experiment, ModelConfig, Params
+from lsnmt.config import Experiment, Params
 from lsnmt.io import DataError
 from lsnmt.methods import resolve, resolve_task, with_route
 from lsnmt.report import paper as paper_tables
@@ -39,6 +39,7 @@ from lsnmt.report.accounting import deployed_params, fairseq_dict_size, inferenc
 from lsnmt.tasks.data import NER_LABELS
 from lsnmt.typed import ConfigError, SafeName, build, load_yaml
 from models.build import build_transformer
+from models.config.model import ModelConfig
 from models.meta import meta_device
 from models.xlmr import count_meta
 

@@ -1,8 +1,8 @@
 """XGLM-1.7B as x-elm's seed (Sec. 3.1, 5.2): its released weights and tokenizer, loaded through ``transformers``.
 
-With ``xelm.init: xglm`` the ``lm_data`` stage tokenises with XGLM's tokenizer and the ``lm_seed`` stage writes
+With ``lm_data.init: xglm`` the ``lm_data`` stage tokenises with XGLM's tokenizer and the ``lm_seed`` stage writes
 XGLM's weights as the seed ``model.pt`` instead of training one; every expert then branches from them (x-BTM
-Step 1). ``xelm.pretrained`` is a Hugging Face id (``facebook/xglm-1.7B``, fetched into the Hugging Face cache
+Step 1). ``lm_data.pretrained`` is a Hugging Face id (``facebook/xglm-1.7B``, fetched into the Hugging Face cache
 on first use) or a local directory in ``save_pretrained`` layout; offline without a copy, both stages stop with
 one line naming what to fetch and where to put it.
 
@@ -37,11 +37,11 @@ SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")
 """fairseq's ids 0, 1, 2, 3 (XGLM's ``bos``, ``pad``, ``eos``, ``unk``)."""
 SPM_FILE = "sentencepiece.bpe.model"
 PREFIX = "xglm:"
-"""``meta.json``'s ``tokenizer`` of LM data tokenised by XGLM's tokenizer: ``xglm:<xelm.pretrained>``."""
+"""``meta.json``'s ``tokenizer`` of LM data tokenised by XGLM's tokenizer: ``xglm:<lm_data.pretrained>``."""
 
 
 def source(name: str) -> str:
-    """``xelm.pretrained`` as transformers reads it: a local directory (relative to the repository) or a hub id."""
+    """``lm_data.pretrained`` as transformers reads it: a local directory (relative to the repository) or a hub id."""
     local = Path(name) if Path(name).is_absolute() else ROOT / name
     return str(local) if local.is_dir() else name
 
@@ -50,8 +50,8 @@ def unavailable(name: str, exc: BaseException) -> DataError:
     return DataError(
         f"XGLM weights / tokenizer {name!r} cannot be loaded ({type(exc).__name__}: {str(exc).splitlines()[0][:160]}); "
         f"on a machine with internet run `hf download facebook/xglm-1.7B --local-dir models/xglm-1.7B` (about "
-        "3.5 GB), copy that folder here and set xelm.pretrained: models/xglm-1.7B in params.yaml, or set "
-        "xelm.init: scratch to train a seed instead (perplexities then compared with the paper only relatively)")
+        "3.5 GB), copy that folder here and set lm_data.pretrained: models/xglm-1.7B in params.yaml, or set "
+        "lm_data.init: scratch to train a seed instead (perplexities then compared with the paper only relatively)")
 
 
 class Tokenizer:
