@@ -44,6 +44,7 @@ from lsnmt.typed import (
     build,
     load_yaml,
 )
+from lsnmt.view import OWN_LISTS
 from lsnmt.xelm.config import LMDataConfig, XelmConfig, check_xelm, expert_ids
 from models.config.model import ModelConfig
 
@@ -382,8 +383,6 @@ class Experiment:
                                      f"split (known: {', '.join(multiway) or 'none'})")
 
 
-OWN_LISTS = ("methods", "tasks", "task_methods")
-"""Job lists an experiment may set for itself (``None``: the top-level list)."""
 JOB_LISTS = (*OWN_LISTS, "xelm_experts", "xelm_targets")
 """Every top-level job list DVC's matrices iterate over; each must be what the selected experiment runs."""
 

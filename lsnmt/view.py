@@ -8,7 +8,8 @@ the stage table's ``params`` of the stage (:mod:`lsnmt.graph.table`), so what re
 is what its view reads and nothing else.
 
 :func:`load_view` is the one loader: it reads those keys only (the other sections are neither read nor checked;
-``lsnmt.config.Params.load`` checks the whole file for the graph) and names the file and key path in every error.
+``lsnmt.config.Params.load`` checks the whole file for the graph) and names the file and key path in every error;
+:func:`job_list` reads a job list the experiment may set for itself (``tasks``: its own, else the top-level one).
 """
 
 from __future__ import annotations
@@ -99,6 +100,26 @@ def load_view(path: str | Path, name: str | None, view: type[V]) -> tuple[str, V
         return name, build(view, shaped, where)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {_keyed(str(exc), view, where)}") from None
+
+
+OWN_LISTS = ("methods", "tasks", "task_methods")
+"""Job lists an experiment may set for itself (``None``: the top-level list)."""
+
+
+def job_list(path: str | Path, name: str | None, key: str) -> tuple[str, ...]:
+    """The job list ``key`` (of :data:`OWN_LISTS`) of experiment ``name``: its own list, else the top-level one
+    (``Params.load`` checks the top-level lists against the selected experiment for the graph)."""
+    if key not in OWN_LISTS:
+        raise KeyError(key)
+    path = Path(path)
+    name, exp = experiment_mapping(path, name)
+    own, where = exp.get(key), f"experiments.{name}.{key}"
+    if own is None:
+        own, where = load_mapping(path).get(key), key
+    try:
+        return tuple(build(tuple[SafeName, ...], [] if own is None else own, where))
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
 
 
 def _keyed(message: str, view: type, where: str) -> str:

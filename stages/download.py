@@ -7,13 +7,13 @@ from lsnmt import paths as P
 from lsnmt.data import spbleu
 from lsnmt.data.config import DownloadView
 from lsnmt.data.download import download
-from lsnmt.runner.base import run_stage
+from lsnmt.runner.base import Job, run_stage
 
 VIEW = DownloadView
 
 
-def _download(view: DownloadView, exp: str) -> None:
-    download(view.data, view.download, P.at(P.RAW, exp))
+def _download(view: DownloadView, job: Job) -> None:
+    download(view.data, view.download, P.at(P.RAW, job.experiment))
     spbleu.fetch_models(view.metrics, view.download)  # sacreBLEU's FLORES model, where it looks for it
 
 

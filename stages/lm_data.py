@@ -7,7 +7,7 @@ training settings.
 """
 
 from lsnmt import paths as P
-from lsnmt.runner.base import run_stage
+from lsnmt.runner.base import Job, run_stage
 from lsnmt.xelm.config import LMDataView
 from lsnmt.xelm.lmdata import build_lm_data
 from lsnmt.xelm.stage import not_configured
@@ -15,7 +15,8 @@ from lsnmt.xelm.stage import not_configured
 VIEW = LMDataView
 
 
-def _lm_data(view: LMDataView, exp: str) -> None:
+def _lm_data(view: LMDataView, job: Job) -> None:
+    exp = job.experiment
     out, lm = P.at(P.LM, exp), view.lm_data
     if lm is None:
         not_configured(exp, lm, out)

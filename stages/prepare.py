@@ -5,13 +5,17 @@ Reads ``data`` and ``prepare`` only (:class:`lsnmt.data.config.PrepareView`)."""
 from lsnmt import paths as P
 from lsnmt.data.config import PrepareView
 from lsnmt.data.prepare import prepare
-from lsnmt.runner.base import run_stage
+from lsnmt.runner.base import Job, run_stage
 
 VIEW = PrepareView
 
 
+def _prepare(view: PrepareView, job: Job) -> dict:
+    return prepare(view, P.at(P.RAW, job.experiment), P.at(P.PREPARED, job.experiment))
+
+
 def main(argv: list[str] | None = None) -> None:
-    run_stage("prepare", VIEW, lambda view, exp: prepare(view, P.at(P.RAW, exp), P.at(P.PREPARED, exp)), argv)
+    run_stage("prepare", VIEW, _prepare, argv)
 
 
 if __name__ == "__main__":

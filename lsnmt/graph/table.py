@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from lsnmt import paths as P
 from lsnmt.data.config import DownloadView, EncodeView, PrepareView, SampleView, SpmView
+from lsnmt.tasks.config import TaskEvalView, TaskPrepView
 from lsnmt.typed import load_yaml
 from lsnmt.view import keys
 from lsnmt.xelm.config import DENSE, LMDataView
@@ -174,15 +175,15 @@ STAGES: tuple[Stage, ...] = (
           outs=(Out(P.EVALUATE, cache=False), *_metrics("evaluate")),
           params=("data", "decode", "evaluate", "method_cfg"), jobs=("methods",), needs="translation",
           threads=("evaluate.cpu_threads", 2)),
-    Stage(name="task_prep", log="logs/{exp}/task_prep.log", deps=(P.EMBEDDED,), outs=_outs(P.TASK_RAW, P.TASK_DATA),
-          params=("task_cfg", "download"), jobs=("tasks",), needs="tasks", local=True,
-          note="fetches the tasks' datasets (download reads no task setting) and prepares them"),
+    viewed(TaskPrepView, name="task_prep", log="logs/{exp}/task_prep.log", deps=(P.EMBEDDED,),
+           outs=_outs(P.TASK_RAW, P.TASK_DATA), jobs=("tasks",), needs="tasks", local=True,
+           note="fetches the tasks' datasets (download reads no task setting) and prepares them"),
     Stage(name="task_train", log="logs/{exp}/task_train.log", deps=(P.TASK_DATA,),
           outs=_outs(P.TASKS), params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods"),
           needs="tasks", threads=2, job="gpu"),
-    Stage(name="task_eval", log="logs/{exp}/task_eval.log", deps=(P.TASKS, P.TASK_DATA),
-          outs=(Out(P.TASK_EVAL, cache=False), *_metrics("task_eval")),
-          params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods"), needs="tasks", local=True),
+    viewed(TaskEvalView, name="task_eval", log="logs/{exp}/task_eval.log", deps=(P.TASKS, P.TASK_DATA),
+           outs=(Out(P.TASK_EVAL, cache=False), *_metrics("task_eval")), jobs=("tasks", "task_methods"),
+           needs="tasks", local=True),
     Stage(name="params", log="logs/params.log", per_experiment=False, deps=(P.PAPER,),
           outs=(Out(P.PARAMS_CSV, cache=False),),
           linked=("data", "spm", "model", "method_cfg", "task_cfg", "task_method_cfg"),

@@ -24,7 +24,8 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -32,7 +33,7 @@ from lsnmt.io import FULL, DataError, DiskFull, Interrupted, OutOfMemory, StopSi
 from lsnmt.runner import lock
 from lsnmt.runner.console import console_handler, stage_clock
 from lsnmt.typed import ConfigError
-from lsnmt.view import load_view
+from lsnmt.view import job_list, load_view
 
 T = TypeVar("T")
 V = TypeVar("V")
@@ -80,13 +81,24 @@ def load_or_exit(name: str, load: Callable[[], T]) -> T:
         raise SystemExit(2) from None
 
 
-def run_stage(name: str, view: type[V], fn: Callable[[V, str], object], argv: list[str] | None = None) -> None:
+@dataclass(frozen=True)
+class Job:
+    """Who a stage runs for: the experiment, and the job lists it asked for (``tasks``, ...)."""
+
+    experiment: str
+    lists: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def run_stage(name: str, view: type[V], fn: Callable[[V, Job], object], argv: list[str] | None = None, *,
+              lists: tuple[str, ...] = ()) -> None:
     """The entry of stage ``name``: parse ``--experiment/--params/--log``, load ``view`` of the experiment (the keys
-    the stage reads: :func:`lsnmt.view.load_view`, one line naming the file and key on an error), run
-    ``fn(view, experiment name)`` guarded. The stage hands sections or flat values on from there."""
+    the stage reads: :func:`lsnmt.view.load_view`) and the job ``lists`` (:func:`lsnmt.view.job_list`), one line
+    naming the file and key on an error, then run ``fn(view, job)`` guarded. The stage hands sections or flat values
+    on from there."""
     args = parse_args(name, argv)
     exp, cfg = load_or_exit(name, lambda: load_view(args.params, args.experiment, view))
-    guarded(name, lambda: fn(cfg, exp), (exp, None))
+    jobs = load_or_exit(name, lambda: {key: job_list(args.params, exp, key) for key in lists})
+    guarded(name, lambda: fn(cfg, Job(exp, jobs)), (exp, None))
 
 
 def guarded(name: str, call, job: tuple[str, str | None] | None = None) -> None:

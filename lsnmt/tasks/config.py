@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
-from lsnmt.data.config import TaskSource
+from lsnmt.data.config import DownloadConfig, TaskSource
 from lsnmt.languages import is_known
-from lsnmt.typed import Count, FieldError, NonNegative, Positive, Range, Rate, Seed
+from lsnmt.typed import Count, FieldError, NonNegative, Positive, Range, Rate, SafeName, Seed
 from models.config.xlmr import EncoderConfig
 
 TYDIQA_LANGUAGES: dict[str, str] = {
@@ -89,3 +89,21 @@ class TaskConfig:
         if self.kind == "qa" and self.max_length - self.max_query_length - 4 < 1:
             raise FieldError("max_length", f"{self.max_length} leaves no room for the context after "
                              f"max_query_length {self.max_query_length} and 4 special pieces")
+
+
+# The task stages' views (lsnmt.view): exactly the keys each reads; their job lists come with the runner (``tasks``,
+# ``task_methods``: :func:`lsnmt.view.job_list`).
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskPrepView:
+    """``task_prep``: the tasks (their sources, languages and features' settings) and how to download."""
+
+    task_cfg: dict[SafeName, TaskConfig] = field(default_factory=dict)
+    download: DownloadConfig = field(default_factory=DownloadConfig)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskEvalView:
+    """``task_eval`` reads no section: it scores the predictions ``task_train`` wrote (its outputs, which it depends
+    on), so a task setting reruns it through them, never by itself."""
