@@ -107,7 +107,7 @@ STAGES: dict[str, tuple[str, str, str, str]] = {
     ),
     "lm_data": (
         XELM,
-        "from lsnmt.xelm.config import LMDataView\nfrom lsnmt.xelm.lmdata import build_lm_data",
+        "from lsnmt.xelm.data_config import LMDataView\nfrom lsnmt.xelm.lmdata import build_lm_data",
         "build_lm_data(exp.data, exp.spm, exp.lm_data, W / 'prepared', W / 'spm', W / 'lm')",
         "LMDataView",
     ),

@@ -45,7 +45,8 @@ from lsnmt.typed import (
     load_yaml,
 )
 from lsnmt.view import OWN_LISTS
-from lsnmt.xelm.config import LMDataConfig, XelmConfig, check_xelm, expert_ids
+from lsnmt.xelm.config import XelmConfig, check_xelm, expert_ids
+from lsnmt.xelm.data_config import LMDataConfig
 from models.config.model import ModelConfig
 
 

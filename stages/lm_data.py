@@ -2,13 +2,13 @@
 
     python -m stages.lm_data --experiment default --log logs/default/xelm/lm_data.log
 
-Reads ``data``, ``spm`` and ``lm_data`` only (:class:`lsnmt.xelm.config.LMDataView`): not ``xelm``, the LMs'
+Reads ``data``, ``spm`` and ``lm_data`` only (:class:`lsnmt.xelm.data_config.LMDataView`): not ``xelm``, the LMs'
 training settings.
 """
 
 from lsnmt import paths as P
 from lsnmt.runner.base import Job, run_stage
-from lsnmt.xelm.config import LMDataView
+from lsnmt.xelm.data_config import LMDataView
 from lsnmt.xelm.lmdata import build_lm_data
 from lsnmt.xelm.stage import not_configured
 

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from lsnmt.graph.dvc import render
+from lsnmt.graph.imports import module_files
 from lsnmt.graph.table import STAGES
 from lsnmt.view import keys
 
@@ -47,6 +48,16 @@ def test_a_viewed_stage_tracks_its_views_keys_and_its_module_loads_that_view() -
         f"experiments.${{experiment}}.{k}" for k in ("data", "download", "evaluate.metrics")
     ]
     assert tiny["lm_data"]["params"] == [f"experiments.${{experiment}}.{k}" for k in ("data", "spm", "lm_data")]
+
+
+def test_no_data_stage_imports_the_schema_or_code_of_what_it_does_not_read() -> None:
+    """Code dependencies too (both front ends track the files a stage imports): ``download`` imports no task schema,
+    ``lm_data`` neither the LMs' training schema (lsnmt/xelm/config.py) nor model or checkpoint code (on the branch
+    point it imported lsnmt/train/checkpoint.py and models/ through lsnmt/xelm/xglm.py)."""
+    for stage in ("download", "prepare", "spm", "sample", "encode"):
+        assert [f for f in module_files(f"stages.{stage}") if f.startswith(("lsnmt/tasks/", "models/"))] == [], stage
+    lm = module_files("stages.lm_data")
+    assert [f for f in lm if f.startswith(("lsnmt/train/", "models/")) or f == "lsnmt/xelm/config.py"] == []
 
 
 def _status(repo: Path, env: dict[str, str], stages: tuple[str, ...]) -> str:

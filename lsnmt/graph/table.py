@@ -26,7 +26,8 @@ from lsnmt.data.config import DownloadView, EncodeView, PrepareView, SampleView,
 from lsnmt.tasks.config import TaskEvalView, TaskPrepView
 from lsnmt.typed import load_yaml
 from lsnmt.view import keys
-from lsnmt.xelm.config import DENSE, LMDataView
+from lsnmt.xelm.config import DENSE
+from lsnmt.xelm.data_config import LMDataView
 
 EACH = {"method": "methods", "expert": "xelm_experts", "target": "xelm_targets"}
 """Wildcard of a repeated stage -> the params.yaml job list it runs over (``train@<method>``, ``lm_expert@<id>``)."""

@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 from lsnmt.config import Experiment, Params
 from lsnmt.protocol.markdown import table
-from lsnmt.xelm.config import LMDataConfig, LMTrainConfig, XelmConfig
+from lsnmt.xelm.config import LMTrainConfig, XelmConfig
+from lsnmt.xelm.data_config import LMDataConfig
 
 EXPERIMENTS = ("mc4_xelm",)
 """The x-elm experiments of the papers (``papers.xelm``)."""

@@ -36,7 +36,7 @@ from lsnmt.data.spm import train_spm
 from lsnmt.io import DataError, atomic_dir, iter_lines, write_json
 from lsnmt.runner.progress import progress
 from lsnmt.xelm import xglm
-from lsnmt.xelm.config import LMDataConfig
+from lsnmt.xelm.data_config import LMDataConfig
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from lsnmt.data.config import DEFAULT_METRICS, DownloadView, EncodeView, Prepare
 from lsnmt.graph.dvc import defined_experiments, missing_keys
 from lsnmt.typed import ConfigError
 from lsnmt.view import keys, load_view
-from lsnmt.xelm.config import LMDataView
+from lsnmt.xelm.data_config import LMDataView
 
 from ..conftest import ROOT
 
