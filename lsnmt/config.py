@@ -297,6 +297,15 @@ class ClaimConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ClaimView:
+    """What the ``claim`` stage reads (:mod:`lsnmt.view`): its section only; it builds every job's experiment from
+    it (``lsnmt.claim.setup``)."""
+
+    claim: ClaimConfig | None = None
+    """``None``: the stage writes "not configured"."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Experiment:
     """One named experiment: every section, each a class of its own (the data stages' in ``lsnmt/data/config.py``,
     x-elm's in ``lsnmt/xelm/config.py``, the tasks' in ``lsnmt/tasks/config.py``), composed here with the checks

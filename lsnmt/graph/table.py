@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from lsnmt import paths as P
+from lsnmt.config import ClaimView
 from lsnmt.data.config import DownloadView, EncodeView, PrepareView, SampleView, SpmView
 from lsnmt.tasks.config import TaskEvalView, TaskPrepView
 from lsnmt.typed import load_yaml
@@ -190,7 +191,7 @@ STAGES: tuple[Stage, ...] = (
           linked=("data", "spm", "model", "method_cfg", "task_cfg", "task_method_cfg"),
           note="the papers' #params columns, counted from the experiments reports/paper/counts.yaml links",
           local=True),
-    Stage(name="claim", log="logs/{exp}/claim.log", outs=(Out(P.CLAIM), *_metrics("claim")), params=("claim",),
+    viewed(ClaimView, name="claim", log="logs/{exp}/claim.log", outs=(Out(P.CLAIM), *_metrics("claim")),
           note="ours only: the papers' central claim at small scale (lsnmt/claim/); without a `claim` section: "
                "\"not configured\"",
           needs="claim", threads=("claim.cpu_threads", 1)),
