@@ -9,23 +9,29 @@ from threadpoolctl import threadpool_limits
 from lsnmt import paths as P
 from lsnmt import record
 from lsnmt.eval.metrics import write_metrics, xelm_ppl_rows
-from lsnmt.runner.stage import run
+from lsnmt.runner.base import Job, run_stage
 from lsnmt.xelm import layout as xl
+from lsnmt.xelm.config import XelmView
 from lsnmt.xelm.evaluate import evaluate
 from lsnmt.xelm.stage import not_configured
 
+VIEW = XelmView
 
-def _eval(exp) -> None:
-    out, rows = xl.eval_dir(exp.name), {}
-    if not not_configured(exp.name, exp.lm_data, out):
+
+def _eval(view: XelmView, job: Job) -> None:
+    exp, cfg = job.experiment, view.xelm
+    out, rows = xl.eval_dir(exp), {}
+    if cfg is None:
+        not_configured(exp, cfg, out)
+    else:
         with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
-            rows = xelm_ppl_rows(evaluate(exp, xl.lm_dir(exp.name), xl.cluster_dir(exp.name), out))
+            rows = xelm_ppl_rows(evaluate(cfg, exp, xl.lm_dir(exp), xl.cluster_dir(exp), out))
         record.write(out)
-    write_metrics(rows, P.at(P.METRICS, exp.name, stage="lm_eval"))
+    write_metrics(rows, P.at(P.METRICS, exp, stage="lm_eval"))
 
 
 def main(argv: list[str] | None = None) -> None:
-    run("lm_eval", _eval, argv)
+    run_stage("lm_eval", VIEW, _eval, argv)
 
 
 if __name__ == "__main__":

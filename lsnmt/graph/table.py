@@ -27,7 +27,7 @@ from lsnmt.data.config import DownloadView, EncodeView, PrepareView, SampleView,
 from lsnmt.tasks.config import TaskEvalView, TaskPrepView
 from lsnmt.typed import load_yaml
 from lsnmt.view import keys
-from lsnmt.xelm.config import DENSE
+from lsnmt.xelm.config import DENSE, XelmView
 from lsnmt.xelm.data_config import LMDataView
 
 EACH = {"method": "methods", "expert": "xelm_experts", "target": "xelm_targets"}
@@ -131,12 +131,13 @@ def _outs(*paths: str) -> tuple[Out, ...]:
 
 def _lm(name: str, deps: tuple[str, ...], out: Out | tuple[Out, ...], each: str | None = None,
         jobs: tuple[str, ...] = (), params: tuple[str, ...] = ("lm_data", "xelm"), job: Job = "gpu",
-        picks: tuple[tuple[str, Pick], ...] = ()) -> Stage:
-    """An x-elm stage after ``lm_data`` (x-elm Sec. 3-7): one GPU unless ``job`` says otherwise."""
+        picks: tuple[tuple[str, Pick], ...] = (), view: type | None = None) -> Stage:
+    """An x-elm stage after ``lm_data`` (x-elm Sec. 3-7): one GPU unless ``job`` says otherwise; on ``view``, its
+    keys are the params."""
     log = f"logs/{{exp}}/xelm/{name}/{{{each}}}.log" if each else f"logs/{{exp}}/xelm/{name}.log"
     outs = out if isinstance(out, tuple) else (out,)
-    return Stage(name=name, log=log, deps=(P.LM, *deps), outs=outs, params=params, jobs=jobs, each=each,
-                 needs="xelm", job=job, picks=picks)
+    return Stage(name=name, log=log, deps=(P.LM, *deps), outs=outs, params=keys(view) if view else params, jobs=jobs,
+                 each=each, needs="xelm", job=job, picks=picks, view=view)
 
 
 def _metrics(stage: str) -> tuple[Out]:
@@ -199,7 +200,7 @@ STAGES: tuple[Stage, ...] = (
            note="x-elm (lsnmt/xelm/); an experiment without x-elm sections gets status.json \"not configured\" in "
                 "each folder",
            needs="xelm"),
-    _lm("cluster", (), Out(P.CLUSTER), job="cpu"),
+    _lm("cluster", (), Out(P.CLUSTER), job="cpu", view=XelmView),
     _lm("lm_seed", (), Out(P.SEED), job="lm_train"),
     _lm("lm_expert", (P.CLUSTER, P.SEED), Out(P.EXPERT), each="expert",
         jobs=("xelm_experts",), job="lm_train"),
@@ -208,7 +209,7 @@ STAGES: tuple[Stage, ...] = (
     _lm("lm_lapt", (P.CLUSTER, P.EXPERTS), Out(P.LAPT),
         picks=((P.EXPERTS, dense_expert),), job="lm_train"),
     _lm("lm_eval", (P.CLUSTER, P.SEED, P.EXPERTS, P.HMRS, P.LAPT),
-        (Out(P.LM_EVAL, cache=False), *_metrics("lm_eval")), jobs=("xelm_experts", "xelm_targets")),
+        (Out(P.LM_EVAL, cache=False), *_metrics("lm_eval")), jobs=("xelm_experts", "xelm_targets"), view=XelmView),
     _lm("lm_icl", (P.CLUSTER, P.SEED, P.EXPERTS),
         (Out(P.ICL, cache=False), *_metrics("lm_icl")), jobs=("xelm_experts",), params=("download", "lm_data", "xelm")),
     Stage(name="report", log="logs/{exp}/report.log",

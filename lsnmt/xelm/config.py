@@ -296,3 +296,12 @@ class ExpertId:
 
     def __str__(self) -> str:
         return f"{self.allocation}-k{self.k}-e{self.index}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class XelmView:
+    """What ``cluster`` and ``lm_eval`` read (:mod:`lsnmt.view`): the ``xelm`` section only; the languages and
+    targets come with ``lm_data``'s output (``meta.json``), which they depend on."""
+
+    xelm: XelmConfig | None = None
+    """``None``: the experiment runs no x-elm stage (the stage writes "not configured")."""

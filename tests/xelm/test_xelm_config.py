@@ -99,7 +99,7 @@ def test_every_expert_is_scored_on_every_language(tmp_path: Path) -> None:
     assert exp.lm_data is not None and exp.xelm is not None
     langs, targets = list(exp.lm_data.languages), list(exp.lm_data.targets)
     write_json(tmp_path / "donors.json", {t: {"donor": d} for t, d in exp.xelm.hmr.donors.items()})
-    plan = model_plan(exp, tmp_path, langs, targets)
+    plan = model_plan(exp.xelm, exp.name, tmp_path, langs, targets)
     for k in (4, 16):
         assert all(plan[f"typology-k{k}-e{e}"][1] == langs + targets for e in range(k))
 
