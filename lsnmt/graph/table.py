@@ -27,7 +27,7 @@ from lsnmt.data.config import DownloadView, EncodeView, PrepareView, SampleView,
 from lsnmt.tasks.config import TaskEvalView, TaskPrepView
 from lsnmt.typed import load_yaml
 from lsnmt.view import keys
-from lsnmt.xelm.config import DENSE, XelmView
+from lsnmt.xelm.config import DENSE, IclView, XelmView
 from lsnmt.xelm.data_config import LMDataView
 
 EACH = {"method": "methods", "expert": "xelm_experts", "target": "xelm_targets"}
@@ -211,7 +211,7 @@ STAGES: tuple[Stage, ...] = (
     _lm("lm_eval", (P.CLUSTER, P.SEED, P.EXPERTS, P.HMRS, P.LAPT),
         (Out(P.LM_EVAL, cache=False), *_metrics("lm_eval")), jobs=("xelm_experts", "xelm_targets"), view=XelmView),
     _lm("lm_icl", (P.CLUSTER, P.SEED, P.EXPERTS),
-        (Out(P.ICL, cache=False), *_metrics("lm_icl")), jobs=("xelm_experts",), params=("download", "lm_data", "xelm")),
+        (Out(P.ICL, cache=False), *_metrics("lm_icl")), jobs=("xelm_experts",), view=IclView),
     Stage(name="report", log="logs/{exp}/report.log",
           deps=(P.EVALUATE, P.TASK_EVAL, P.PREPARED, P.PARAMS_CSV,
                 P.PAPER, P.SEARCH, P.LM_EVAL, P.ICL, P.CLAIM),

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
+from lsnmt.data.config import DownloadConfig
 from lsnmt.typed import Count, FieldError, Range, Seed
 from lsnmt.xelm.data_config import LMDataConfig
 from models.config.lm import LMConfig
@@ -305,3 +306,11 @@ class XelmView:
 
     xelm: XelmConfig | None = None
     """``None``: the experiment runs no x-elm stage (the stage writes "not configured")."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class IclView:
+    """What ``lm_icl`` reads: ``download`` (retries and timeout of a dataset's download) and ``xelm``."""
+
+    download: DownloadConfig = field(default_factory=DownloadConfig)
+    xelm: XelmConfig | None = None
