@@ -366,7 +366,7 @@ class Experiment:
         check_vocab(self.data, self.spm)
         if (self.lm_data is None) != (self.xelm is None):
             raise FieldError("lm_data" if self.lm_data is None else "xelm", "x-elm needs both sections, lm_data "
-                             "and xelm ({} in both: no x-elm stage)")
+                             "and xelm (none: write both as {})")
         if self.lm_data is not None and self.xelm is not None:
             self.lm_data.check(self.data.languages)
             check_xelm(self.lm_data, self.xelm, self.data.languages)
