@@ -41,10 +41,10 @@ STAGE_CODE = """
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from lsnmt.data.config import DataExperiment, load_data_experiment
+from lsnmt.view import load_view
 {imports}
 W = Path({work!r})
-exp = load_data_experiment({params!r}, {name!r}, {cls})
+_, exp = load_view({params!r}, {name!r}, {cls})
 wall, cpu = time.perf_counter(), time.process_time()
 {call}
 wall, own = time.perf_counter() - wall, time.process_time() - cpu
@@ -62,45 +62,61 @@ MT = "bench_mt"
 XELM = "bench_xelm"
 STAGES: dict[str, tuple[str, str, str, str]] = {
     # name: (experiment, imports, call, class)
-    "download": (MT, "from lsnmt.data.download import download", "download(exp, W / 'raw')", "DataExperiment"),
+    "download": (
+        MT,
+        "from lsnmt.data.download import download\nfrom lsnmt.data.config import DownloadView",
+        "download(exp.data, exp.download, W / 'raw')",
+        "DownloadView",
+    ),
     "prepare": (
         MT,
-        "from lsnmt.data.prepare import prepare",
+        "from lsnmt.data.prepare import prepare\nfrom lsnmt.data.config import PrepareView",
         "prepare(exp, W / 'raw', W / 'prepared')",
-        "DataExperiment",
+        "PrepareView",
     ),
-    "spm": (MT, "from lsnmt.data.spm import train_spm", "train_spm(exp, W / 'prepared', W / 'spm')", "DataExperiment"),
+    "spm": (
+        MT,
+        "from lsnmt.data.spm import train_spm\nfrom lsnmt.data.config import SpmView",
+        "train_spm(exp, W / 'prepared', W / 'spm')",
+        "SpmView",
+    ),
     "sample": (
         MT,
-        "from lsnmt.data.sample import sample\nfrom lsnmt.data.clean import ratio_masks",
+        "from lsnmt.data.sample import sample\nfrom lsnmt.data.clean import ratio_masks\n"
+        "from lsnmt.data.config import SampleView",
         "sample(exp, W / 'prepared', W / 'sampled', ratio_masks(exp, W / 'prepared', W / 'spm'))",
-        "DataExperiment",
+        "SampleView",
     ),
     "encode": (
         MT,
-        "from lsnmt.data.encode import encode",
+        "from lsnmt.data.encode import encode\nfrom lsnmt.data.config import EncodeView",
         "encode(exp, W / 'spm', W / 'sampled', W / 'prepared', W / 'bin')",
-        "DataExperiment",
+        "EncodeView",
     ),
-    "x-download": (XELM, "from lsnmt.data.download import download", "download(exp, W / 'raw')", "DataExperiment"),
+    "x-download": (
+        XELM,
+        "from lsnmt.data.download import download\nfrom lsnmt.data.config import DownloadView",
+        "download(exp.data, exp.download, W / 'raw')",
+        "DownloadView",
+    ),
     "x-prepare": (
         XELM,
-        "from lsnmt.data.prepare import prepare",
+        "from lsnmt.data.prepare import prepare\nfrom lsnmt.data.config import PrepareView",
         "prepare(exp, W / 'raw', W / 'prepared')",
-        "DataExperiment",
+        "PrepareView",
     ),
     "lm_data": (
         XELM,
-        "from lsnmt.xelm.config import LMDataExperiment\nfrom lsnmt.xelm.lmdata import build_lm_data",
-        "build_lm_data(exp, W / 'prepared', W / 'spm', W / 'lm')",
-        "LMDataExperiment",
+        "from lsnmt.xelm.data_config import LMDataView\nfrom lsnmt.xelm.lmdata import build_lm_data",
+        "build_lm_data(exp.data, exp.spm, exp.lm_data, W / 'prepared', W / 'spm', W / 'lm')",
+        "LMDataView",
     ),
     "tfidf": (
         XELM,
-        "from lsnmt.xelm.config import LMDataExperiment\nimport shutil\nfrom threadpoolctl import "
+        "from lsnmt.config import Experiment\nimport shutil\nfrom threadpoolctl import "
         "threadpool_limits\nfrom lsnmt.xelm.cluster import run_tfidf\nfrom lsnmt.xelm.lmdata import load_meta",
         TFIDF_CALL,
-        "LMDataExperiment",
+        "Experiment",
     ),
 }
 IO: dict[str, tuple[tuple[str, ...], str]] = {
@@ -187,11 +203,14 @@ def params(args: argparse.Namespace, corpus: Path) -> dict:
             ],
         },
         "spm": {"threads": args.threads},
-        "xelm": {
+        "lm_data": {
             "languages": langs,
-            "hmr": {"targets": []},
+            "valid_docs": args.valid_docs,
+            "vocab_size": args.vocab_size,
+            "spm_sentences": args.lm_spm_docs,
+        },
+        "xelm": {
             "lm": {"embed_dim": 64, "ffn_dim": 256, "heads": 4, "layers": 2, "block_size": 128},
-            "data": {"valid_docs": args.valid_docs, "vocab_size": args.vocab_size, "spm_sentences": args.lm_spm_docs},
             "seed": LM_JOB,
             "experts": {**LM_JOB, "k": args.k, "main_k": args.k[-1]},
             "tfidf": {"max_features": 500_000, "fit_docs": args.fit_docs, "iterations": 10, "assign_chunk": 50_000},
@@ -308,7 +327,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--vocab-size", type=int, default=8000)
     parser.add_argument("--spm-sentences", type=int, default=50_000, help="spm.sentences_per_language")
-    parser.add_argument("--lm-spm-docs", type=int, default=5000, help="xelm.data.spm_sentences (documents)")
+    parser.add_argument("--lm-spm-docs", type=int, default=5000, help="lm_data.spm_sentences (documents)")
     parser.add_argument("--valid-docs", type=int, default=1000)
     parser.add_argument("--fit-docs", type=int, default=20_000, help="xelm.tfidf.fit_docs")
     parser.add_argument("--k", type=int, nargs="+", default=[4, 8], help="xelm.experts.k")
@@ -339,7 +358,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
         print(rows[-1].line(), file=sys.stderr, flush=True)
     print(
         f"{args.pairs:,} pairs, {args.docs:,} documents; spm.threads = encode.workers = {args.threads}, "
-        f"spm.sentences_per_language {args.spm_sentences:,}, xelm.data.spm_sentences {args.lm_spm_docs:,} (documents), "
+        f"spm.sentences_per_language {args.spm_sentences:,}, lm_data.spm_sentences {args.lm_spm_docs:,} (documents), "
         f"vocabulary {args.vocab_size:,}, "
         f"tfidf.fit_docs {args.fit_docs:,}, k {args.k}"
     )

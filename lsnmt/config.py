@@ -15,25 +15,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from lsnmt.data.config import DEFAULT_METRICS, Metric, check_langs
-
-# the data stages' sections, re-exported from their home (lsnmt/data/config.py: the data stages import only that)
-from lsnmt.data.config import MAX_EPOCH_PAIRS as MAX_EPOCH_PAIRS
-from lsnmt.data.config import MAX_VOCAB as MAX_VOCAB
-from lsnmt.data.config import ROOT as ROOT
-from lsnmt.data.config import SPM_SPECIALS as SPM_SPECIALS
-from lsnmt.data.config import DataConfig as DataConfig
-from lsnmt.data.config import DirectionSet as DirectionSet
-from lsnmt.data.config import DownloadConfig as DownloadConfig
-from lsnmt.data.config import EncodeConfig as EncodeConfig
-from lsnmt.data.config import PerSourceSampling as PerSourceSampling
-from lsnmt.data.config import PrepareConfig as PrepareConfig
-from lsnmt.data.config import SampleConfig as SampleConfig
-from lsnmt.data.config import SourceConfig as SourceConfig
-from lsnmt.data.config import Split as Split
-from lsnmt.data.config import SpmConfig as SpmConfig
-from lsnmt.data.config import TagStyle as TagStyle
+from lsnmt.data.config import (
+    DEFAULT_METRICS,
+    ROOT,
+    DataConfig,
+    DownloadConfig,
+    EncodeConfig,
+    Metric,
+    PrepareConfig,
+    SampleConfig,
+    SpmConfig,
+    check_downsample,
+    check_langs,
+    check_vocab,
+)
 from lsnmt.methods.schema import check as check_methods
+from lsnmt.tasks.config import TaskConfig
 from lsnmt.typed import (
     ConfigError,
     Count,
@@ -47,7 +44,9 @@ from lsnmt.typed import (
     build,
     load_yaml,
 )
-from lsnmt.xelm.config import LMDataExperiment, expert_ids
+from lsnmt.view import OWN_LISTS
+from lsnmt.xelm.config import XelmConfig, check_xelm, expert_ids
+from lsnmt.xelm.data_config import LMDataConfig
 from models.config.model import ModelConfig
 
 
@@ -298,11 +297,36 @@ class ClaimConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Experiment(LMDataExperiment):
-    """One named experiment: its data (:class:`~lsnmt.data.config.DataExperiment`, what the data stages read), its
-    ``xelm`` section (:class:`~lsnmt.xelm.config.LMDataExperiment`, with the data what ``lm_data`` reads) and the
-    settings of every other stage."""
+class ClaimView:
+    """What the ``claim`` stage reads (:mod:`lsnmt.view`): its section only; it builds every job's experiment from
+    it (``lsnmt.claim.task``)."""
 
+    claim: ClaimConfig | None = None
+    """``None``: the stage writes "not configured"."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Experiment:
+    """One named experiment: every section, each a class of its own (the data stages' in ``lsnmt/data/config.py``,
+    x-elm's in ``lsnmt/xelm/config.py``, the tasks' in ``lsnmt/tasks/config.py``), composed here with the checks
+    across sections. A stage reads its view of them (:mod:`lsnmt.view`); this whole is what ``Params.load`` checks
+    and what the stages not yet on views read."""
+
+    name: str = ""
+    description: str = ""
+    data: DataConfig
+    download: DownloadConfig = field(default_factory=DownloadConfig)
+    prepare: PrepareConfig = field(default_factory=PrepareConfig)
+    sample: SampleConfig = field(default_factory=SampleConfig)
+    spm: SpmConfig = field(default_factory=SpmConfig)
+    encode: EncodeConfig = field(default_factory=EncodeConfig)
+    task_cfg: dict[SafeName, TaskConfig] = field(default_factory=dict)
+    """NER / QA fine-tuning tasks on XLM-R (LMS-FD Sec. 5.3-5.4; ``lsnmt/tasks/config.py``), run by the
+    ``task_*`` stages for the names in ``tasks``; ``task_prep`` fetches their datasets."""
+    lm_data: LMDataConfig | None = None
+    """x-elm's languages and LM data (``lsnmt/xelm/``); ``None``: the experiment runs no x-elm stage."""
+    xelm: XelmConfig | None = None
+    """Cross-lingual expert LMs (x-elm, ``lsnmt/xelm/``), with ``lm_data``; ``None``: no x-elm stage."""
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     decode: DecodeConfig = field(default_factory=DecodeConfig)
@@ -338,7 +362,14 @@ class Experiment(LMDataExperiment):
         return min(self.model.max_positions, self.train.max_target_positions)
 
     def __post_init__(self) -> None:
-        super().__post_init__()
+        check_downsample(self.data, self.sample)
+        check_vocab(self.data, self.spm)
+        if (self.lm_data is None) != (self.xelm is None):
+            raise FieldError("lm_data" if self.lm_data is None else "xelm", "x-elm needs both sections, lm_data "
+                             "and xelm (none: write both as {})")
+        if self.lm_data is not None and self.xelm is not None:
+            self.lm_data.check(self.data.languages)
+            check_xelm(self.lm_data, self.xelm, self.data.languages)
         self._check_corpus_names()
         self._check_comparisons()
 
@@ -352,7 +383,7 @@ class Experiment(LMDataExperiment):
                                      f"one of its systems")
 
     def _check_corpus_names(self) -> None:
-        """The analyses' corpora name multi-way sources (``sample.per_source.downsample``: :class:`DataExperiment`)."""
+        """The analyses' corpora name multi-way sources."""
         multiway = [s.name for s in self.data.sources if "multiway" in s.splits]
         for key, listed in (("evaluate.similarity_sets", self.evaluate.similarity_sets),
                             ("evaluate.tsne_sets", self.evaluate.tsne_sets)):
@@ -362,8 +393,6 @@ class Experiment(LMDataExperiment):
                                      f"split (known: {', '.join(multiway) or 'none'})")
 
 
-OWN_LISTS = ("methods", "tasks", "task_methods")
-"""Job lists an experiment may set for itself (``None``: the top-level list)."""
 JOB_LISTS = (*OWN_LISTS, "xelm_experts", "xelm_targets")
 """Every top-level job list DVC's matrices iterate over; each must be what the selected experiment runs."""
 
@@ -386,7 +415,7 @@ class Params:
     :func:`lsnmt.xelm.config.expert_ids` of its ``xelm`` section (empty without one): DVC's ``foreach`` and
     Snakemake iterate over this list."""
     xelm_targets: tuple[SafeName, ...] = ()
-    """HMR jobs (``lm_hmr@<lang>``): exactly the selected experiment's ``xelm.hmr.targets``."""
+    """HMR jobs (``lm_hmr@<lang>``): exactly the selected experiment's ``lm_data.targets``."""
     papers: dict[SafeName, tuple[SafeName, ...]] = field(default_factory=dict)
     """Paper -> its experiments, for one command per paper: ``snakemake --profile slurm --config paper=lmsfd``."""
 
@@ -425,9 +454,9 @@ class Params:
             return getattr(self, key) if own is None else own
         if key not in ("xelm_experts", "xelm_targets"):
             raise KeyError(key)
-        if exp.xelm is None:
+        if exp.xelm is None or exp.lm_data is None:
             return ()
-        return tuple(expert_ids(exp.xelm)) if key == "xelm_experts" else exp.xelm.hmr.targets
+        return tuple(expert_ids(exp.xelm)) if key == "xelm_experts" else exp.lm_data.targets
 
     def get(self, name: str | None = None) -> Experiment:
         name = name or self.experiment

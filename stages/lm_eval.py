@@ -9,22 +9,28 @@ from threadpoolctl import threadpool_limits
 from lsnmt import paths as P
 from lsnmt import record
 from lsnmt.eval.metrics import write_metrics, xelm_ppl_rows
-from lsnmt.runner.stage import run
+from lsnmt.runner.base import Job, run_stage
+from lsnmt.xelm.config import XelmView
 from lsnmt.xelm.empty_outputs import not_configured
 from lsnmt.xelm.perplexities import evaluate
 
+VIEW = XelmView
 
-def _eval(exp) -> None:
-    out, rows = P.at(P.LM_EVAL, exp.name), {}
-    if not not_configured(exp, out):
+
+def _eval(view: XelmView, job: Job) -> None:
+    exp, cfg = job.experiment, view.xelm
+    out, rows = P.at(P.LM_EVAL, exp), {}
+    if cfg is None:
+        not_configured(exp, cfg, out)
+    else:
         with threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
-            rows = xelm_ppl_rows(evaluate(exp, P.at(P.LM, exp.name), P.at(P.CLUSTER, exp.name), out))
+            rows = xelm_ppl_rows(evaluate(cfg, exp, P.at(P.LM, exp), P.at(P.CLUSTER, exp), out))
         record.write(out)
-    write_metrics(rows, P.at(P.METRICS, exp.name, stage="lm_eval"))
+    write_metrics(rows, P.at(P.METRICS, exp, stage="lm_eval"))
 
 
 def main(argv: list[str] | None = None) -> None:
-    run("lm_eval", _eval, argv)
+    run_stage("lm_eval", VIEW, _eval, argv)
 
 
 if __name__ == "__main__":

@@ -19,11 +19,11 @@ from lsnmt.xelm.trainer import train_lm
 
 def _lapt(exp, argv: list[str]) -> None:
     out, lm_dir = P.at(P.LAPT, exp.name), P.at(P.LM, exp.name)
-    if not_configured(exp, out):
+    if not_configured(exp.name, exp.lm_data, out):
         return
-    if not exp.xelm.hmr.targets:
+    if not exp.lm_data.targets:
         with atomic_dir(out) as tmp:
-            write_json(tmp / "status.json", {"status": "not configured", "reason": "xelm.hmr.targets is empty"})
+            write_json(tmp / "status.json", {"status": "not configured", "reason": "lm_data.targets is empty"})
         return
     launch.relaunch(exp.xelm, argv, "stages.lm_lapt", "xelm")  # several ranks: this job under torchrun
     train_lm(jobs.lapt_job(exp, lm_dir, P.at(P.CLUSTER, exp.name)), exp.xelm.lm, lm_dir, load_meta(lm_dir),

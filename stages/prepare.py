@@ -1,16 +1,21 @@
-"""Stage ``prepare``: normalise, filter, deduplicate and tag the raw corpora (lsnmt.data.prepare)."""
+"""Stage ``prepare``: normalise, filter, deduplicate and tag the raw corpora (lsnmt.data.prepare).
+
+Reads ``data`` and ``prepare`` only (:class:`lsnmt.data.config.PrepareView`)."""
 
 from lsnmt import paths as P
-from lsnmt.data.config import DataExperiment
+from lsnmt.data.config import PrepareView
 from lsnmt.data.prepare import prepare
-from lsnmt.data.stage import run_data
+from lsnmt.runner.base import Job, run_stage
+
+VIEW = PrepareView
+
+
+def _prepare(view: PrepareView, job: Job) -> dict:
+    return prepare(view, P.at(P.RAW, job.experiment), P.at(P.PREPARED, job.experiment))
 
 
 def main(argv: list[str] | None = None) -> None:
-    def one(exp: DataExperiment) -> dict:
-        return prepare(exp, P.at(P.RAW, exp.name), P.at(P.PREPARED, exp.name))
-
-    run_data("prepare", one, DataExperiment, argv)
+    run_stage("prepare", VIEW, _prepare, argv)
 
 
 if __name__ == "__main__":

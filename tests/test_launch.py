@@ -130,8 +130,8 @@ def test_xelm_lm_jobs_launch_their_own_stage_and_name_the_xelm_section(monkeypat
     def relaunch(w: object, argv: list[str], module: str, section: str) -> None:
         raise Relaunched(w, argv, module, section)
 
-    xelm = SimpleNamespace(init="scratch", hmr=SimpleNamespace(targets=("az",)))
-    exp = SimpleNamespace(name="x", xelm=xelm)
+    xelm = SimpleNamespace()
+    exp = SimpleNamespace(name="x", xelm=xelm, lm_data=SimpleNamespace(init="scratch", targets=("az",)))
     for name, call in {"lm_seed": lambda m: m._seed(exp, ["a"]), "lm_lapt": lambda m: m._lapt(exp, ["a"]),
                        "lm_expert": lambda m: m._expert(exp, "e", ["a"]),
                        "lm_hmr": lambda m: m._hmr(exp, "az", ["a"])}.items():

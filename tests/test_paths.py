@@ -107,7 +107,7 @@ CALLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "claim": (("run_claim", "claim_rows", "write_metrics", "record"), ()),
     "lm_data": (("build_lm_data", "not_configured"), ()),
     "cluster": (("cluster", "not_configured", "job_parents"), ()),
-    "lm_seed": (("not_configured", "train_lm", "jobs", "xglm", "load_meta", "record"), ()),
+    "lm_seed": (("not_configured", "train_lm", "jobs", "xglm_weights", "load_meta", "record"), ()),
     "lm_expert": (("train_lm", "jobs", "load_meta", "record"), ("--expert", "tfidf-k2-e1")),
     "lm_hmr": (("train_lm", "jobs", "load_meta", "record"), ("--target", "sw")),
     "lm_lapt": (("not_configured", "train_lm", "jobs", "load_meta", "record"), ()),

@@ -1,6 +1,6 @@
-"""A stage depends on the settings it reads: the data stages load their own sections (lsnmt.data.config,
-lsnmt.xelm.config.LMDataExperiment), so editing a method's config module (models/config/lms.py) plans no data
-stage, in either front end; the stages that build a method still depend on it."""
+"""A stage depends on the settings it reads: the data stages load their own views (lsnmt.view; lsnmt.data.config,
+lsnmt.xelm.data_config), so editing a method's config module (models/config/lms.py) plans no data stage, in either
+front end; the stages that build a method still depend on it."""
 
 from __future__ import annotations
 

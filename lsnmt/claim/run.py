@@ -43,10 +43,10 @@ def write(out: Path, summary: dict[str, Any]) -> None:
             f.write(markdown.markdown(summary, "figure.png" if measured else None))
 
 
-def not_configured(exp: Experiment) -> dict[str, Any]:
-    reason = f"experiments.{exp.name} has no claim section"
+def not_configured(name: str) -> dict[str, Any]:
+    reason = f"experiments.{name} has no claim section"
     log.warning("%s: nothing to measure", reason)
-    return {"status": "not configured", "reason": reason, "experiment": exp.name}
+    return {"status": "not configured", "reason": reason, "experiment": name}
 
 
 def system_record(cfg: ClaimConfig, exp: Experiment, job: task.Job, system: methods.System) -> dict[str, Any]:
@@ -72,10 +72,8 @@ def prepare_work(cfg: ClaimConfig, work: Path) -> Path:
     return work / "bin"
 
 
-def measure_claim(exp: Experiment, work: Path) -> dict[str, Any]:
-    """Everything of ``summary.json`` for ``exp.claim`` (module docstring)."""
-    cfg = exp.claim
-    assert cfg is not None
+def measure_claim(cfg: ClaimConfig, name: str, work: Path) -> dict[str, Any]:
+    """Everything of ``summary.json`` for the ``claim`` section ``cfg`` of experiment ``name`` (module docstring)."""
     wall, cpu = time.perf_counter(), time.process_time()
     bin_dir = prepare_work(cfg, work)
     refs: dict[str, list[str]] | None = None
@@ -83,19 +81,19 @@ def measure_claim(exp: Experiment, work: Path) -> dict[str, Any]:
     runs: dict[str, dict[int, dict[str, list[str]]]] = {}
     curves, timing = {}, {}
     for job in progress(task.jobs(cfg), "claim", unit="job"):
-        jexp = task.experiment(exp.name, cfg, job)
+        jexp = task.experiment(name, cfg, job)
         result = measure.run_job(cfg, jexp, job, bin_dir, work / job.name)
         refs = refs or measure.references(jexp, bin_dir)
         for system in methods.systems(jexp, job.method):
-            name = job.system if job.system in cfg.dense else system.name
-            record = {**system_record(cfg, jexp, job, system), "params": result["systems"][name]["params"]}
-            systems.setdefault(name, record)
-            runs.setdefault(name, {})[job.seed] = result["systems"][name]["hyps"]
+            sname = job.system if job.system in cfg.dense else system.name
+            record = {**system_record(cfg, jexp, job, system), "params": result["systems"][sname]["params"]}
+            systems.setdefault(sname, record)
+            runs.setdefault(sname, {})[job.seed] = result["systems"][sname]["hyps"]
         curves[job.name], timing[job.name] = result["curve"], result["seconds"]
     assert refs is not None
     b = {"samples": cfg.bootstrap_samples, "seed": cfg.bootstrap_seed}
-    for name, s in systems.items():
-        s.update(stats.system_summary(runs[name], refs, cfg.seeds, **b))
+    for sname, s in systems.items():
+        s.update(stats.system_summary(runs[sname], refs, cfg.seeds, **b))
     done: dict[tuple[str, str], dict[str, Any]] = {}
 
     def compare(a: str, base: str) -> dict[str, Any]:
@@ -104,13 +102,13 @@ def measure_claim(exp: Experiment, work: Path) -> dict[str, Any]:
                                           names=(a, base), **b)
         return done[a, base]
 
-    for name in systems:
-        if name != NAIVE:
-            compare(name, NAIVE)
+    for sname in systems:
+        if sname != NAIVE:
+            compare(sname, NAIVE)
     verdicts = [claims.verdict(c, systems, compare, cfg.dense_tolerance) for c in claims.CLAIMS]
     for v in verdicts:
         log.info("claim: %s: %s (%s)", v["claim"], v["status"], v["because"])
-    return {"status": "measured", "experiment": exp.name, "baseline": NAIVE, "config": to_dict(cfg),
+    return {"status": "measured", "experiment": name, "baseline": NAIVE, "config": to_dict(cfg),
             "directions": list(refs), "items": len(cfg.seeds) * sum(len(r) for r in refs.values()),
             "order": list(systems), "systems": systems, "comparisons": list(done.values()), "claims": verdicts,
             "curves": curves,
@@ -118,15 +116,16 @@ def measure_claim(exp: Experiment, work: Path) -> dict[str, Any]:
                        "cpu_threads": cfg.cpu_threads, "jobs": timing, "train_seconds": sum(timing.values())}}
 
 
-def run_claim(exp: Experiment, out: Path, work: Path) -> dict[str, Any]:
-    """Measure ``exp.claim`` (or say it is not configured) and write ``out``."""
-    if exp.claim is None:
-        summary = not_configured(exp)
+def run_claim(cfg: ClaimConfig | None, name: str, out: Path, work: Path) -> dict[str, Any]:
+    """Measure the ``claim`` section ``cfg`` of experiment ``name`` (``None``: say it is not configured) and write
+    ``out``."""
+    if cfg is None:
+        summary = not_configured(name)
     else:
         threads = torch.get_num_threads()
-        torch.set_num_threads(exp.claim.cpu_threads)
+        torch.set_num_threads(cfg.cpu_threads)
         try:
-            summary = measure_claim(exp, work)
+            summary = measure_claim(cfg, name, work)
         finally:
             torch.set_num_threads(threads)
     write(out, summary)

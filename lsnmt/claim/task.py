@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lsnmt.config import ClaimConfig, DataConfig, DecodeConfig, Experiment, ModelConfig, SourceConfig
+from lsnmt.config import ClaimConfig, DecodeConfig, Experiment
+from lsnmt.data.config import DataConfig, SourceConfig
 from lsnmt.data.synthetic import Task, pivot_centric, write_shards
 from lsnmt.methods import NAIVE
 from lsnmt.typed import to_dict
+from models.config.model import ModelConfig
 
 MAX_LEN_A, MAX_LEN_B = 1.0, 4
 """Hypotheses stop at ``|x| + 4`` tokens: a target has as many words as its source (``|x|`` counts the tag)."""

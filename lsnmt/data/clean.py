@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import sentencepiece as spm
 
-from lsnmt.data.config import DataExperiment
+from lsnmt.data.config import SampleView
 from lsnmt.data.encode import split_tags
 from lsnmt.io import DataError, iter_lines
 
@@ -76,22 +76,22 @@ def keep_mask(sp: spm.SentencePieceProcessor, symbols: dict[str, int], src: Path
     return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
 
 
-def ratio_masks(exp: DataExperiment, prepared: Path, spm_dir: Path) -> dict[tuple[str, str], np.ndarray]:
+def ratio_masks(view: SampleView, prepared: Path, spm_dir: Path) -> dict[tuple[str, str], np.ndarray]:
     """``{(direction, corpus): kept lines}`` of every training corpus of ``prepared/train`` under
     ``sample.max_piece_ratio`` (empty without it). A pair and its mirrored direction hold the same pairs in the
     same order (``prepare`` writes both), so each is read once."""
-    ratio = exp.sample.max_piece_ratio
-    if ratio is None or not exp.data.train_pairs:
+    ratio = view.sample.max_piece_ratio
+    if ratio is None or not view.data.train_pairs:
         return {}
     if not (spm_dir / "spm.model").is_file():
         raise DataError(f"{spm_dir / 'spm.model'}: not found; sample.max_piece_ratio counts SentencePiece pieces "
                         f"(run the spm stage first)")
     sp, symbols = load(spm_dir)
     masks: dict[tuple[str, str], np.ndarray] = {}
-    for s, t in exp.data.train_pairs:
+    for s, t in view.data.train_pairs:
         d = prepared / "train" / f"{s}-{t}"
         for c in sorted(p.stem for p in d.glob("*.src")):
             mirror = masks.get((f"{t}-{s}", c))
             masks[(f"{s}-{t}", c)] = mirror if mirror is not None else keep_mask(
-                sp, symbols, d / f"{c}.src", d / f"{c}.tgt", ratio, exp.spm.threads)
+                sp, symbols, d / f"{c}.src", d / f"{c}.tgt", ratio, view.spm.threads)
     return masks

@@ -1,39 +1,23 @@
 """The data stages' sections of ``params.yaml`` (``data``, ``download``, ``prepare``, ``sample``, ``spm``,
-``encode``, and ``task_cfg``, whose datasets ``download`` fetches) and :class:`DataExperiment`, the part of an
-experiment those stages read.
+``encode``) and each data stage's view of them (:mod:`lsnmt.view`: exactly the keys the stage reads, which are the
+stage table's ``params`` of the stage).
 
-Apart from :mod:`lsnmt.config` (which re-exports every name here, and whose :class:`~lsnmt.config.Experiment`
-extends :class:`DataExperiment`) so that the data stages import no method, model-training or x-elm schema: their
-code dependencies, in both front ends, are the files they run, and editing a method's config module
-(``models/config/lms.py``) reruns no data stage. A data stage loads its sections only
-(:func:`load_data_experiment`); ``Params.load`` (every other stage, ``lsnmt.graph``, the Snakefile) still checks the
-whole file.
+The data stages import this module, not :mod:`lsnmt.config`: their code dependencies, in both front ends, hold no
+method, model-training, task or x-elm schema, so editing one of those reruns no data stage. ``Params.load`` (the
+graph, the Snakefile, every later stage) still checks the whole file.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Literal
 
 from lsnmt.data.source_kinds import SOURCE_SPLITS
 from lsnmt.languages import is_known
-from lsnmt.tasks.config import TaskConfig
-from lsnmt.typed import (
-    ConfigError,
-    Count,
-    FieldError,
-    Pattern,
-    Positive,
-    Range,
-    SafeName,
-    Seed,
-    Sha256,
-    build,
-    load_mapping,
-    mapping_of,
-)
+from lsnmt.typed import Count, FieldError, Pattern, Positive, Range, SafeName, Seed, Sha256
+from lsnmt.view import section
 
 Split = Literal["train", "valid", "test", "multiway"]
 DirectionSet = Literal["en-centric", "en-xx", "xx-en", "all", "en-centric+groups", "none"]
@@ -209,6 +193,23 @@ class DataConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class TaskSource:
+    """Where ``task_prep`` gets a task's dataset, ``task_cfg.<name>.source``
+    (``lsnmt/data/sources/{wikiann,tydiqa}.py``): a data source, so that the data layer needs nothing of the task
+    schema (``lsnmt/tasks/config.py``)."""
+
+    kind: Literal["wikiann", "tydiqa"]
+    """``wikiann``: Rahimi et al.'s split files (``panx_dataset.tar``); ``tydiqa``: the official GoldP JSON."""
+    path: str | None = None
+    """A local copy: the release file(s) or a directory holding them (extracted or not)."""
+    url: str | None = None
+    """Override of the catalogue URL (one-file releases only: ``wikiann``)."""
+    sha256: Sha256 | None = None
+    mirror: str | None = None
+    """Base URL or local directory that replaces the catalogue host (same file names)."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class DownloadConfig:
     retries: Count = 3
     """Attempts per file before giving up (with exponential back-off)."""
@@ -293,93 +294,66 @@ spBLEU metric makes it fetch sacreBLEU's FLORES SentencePiece model (:mod:`lsnmt
 DEFAULT_METRICS: tuple[Metric, ...] = ("bleu", "chrf")
 
 
-@dataclass(frozen=True, kw_only=True)
-class DataExperiment:
-    """The sections of one experiment the data stages read; :class:`lsnmt.config.Experiment` adds every other
-    stage's."""
+def check_downsample(data: DataConfig, sample: SampleConfig) -> None:
+    """``sample.per_source.downsample`` names sources of ``data.sources``."""
+    names = [s.name for s in data.sources]
+    for i, name in enumerate(sample.per_source.downsample):
+        if name not in names:
+            raise FieldError(f"sample.per_source.downsample[{i}]", f"{name!r} is not a source of data.sources "
+                             f"(known: {', '.join(names) or 'none'})")
 
-    name: str = ""
-    description: str = ""
+
+def check_vocab(data: DataConfig, spm: SpmConfig) -> None:
+    """``spm.vocab_size`` holds the special pieces, every language / corpus / user symbol and one piece of text."""
+    symbols = 2 * len(data.languages) + len({s.tag for s in data.sources if s.tag}) + len(spm.user_symbols)
+    if spm.vocab_size < SPM_SPECIALS + symbols + 1:
+        raise FieldError("spm.vocab_size", f"{spm.vocab_size} cannot hold the {SPM_SPECIALS} special pieces, "
+                         f"{symbols} language / corpus / user symbols and at least one piece of text")
+
+
+# The data stages' views (lsnmt.view): exactly the keys each stage reads, the stage table's params of the stage.
+
+
+@dataclass(frozen=True, kw_only=True)
+class DownloadView:
+    """``download``: the corpora of ``data``, fetched as ``download`` says, and the FLORES SentencePiece model an
+    spBLEU score of ``evaluate.metrics`` needs (:mod:`lsnmt.data.spbleu`)."""
+
     data: DataConfig
     download: DownloadConfig = field(default_factory=DownloadConfig)
+    metrics: tuple[Metric, ...] = section("evaluate.metrics", default=DEFAULT_METRICS)
+    """``evaluate.metrics``, typed as :class:`lsnmt.config.EvaluateConfig` types it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrepareView:
+    data: DataConfig
     prepare: PrepareConfig = field(default_factory=PrepareConfig)
-    sample: SampleConfig = field(default_factory=SampleConfig)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpmView:
+    data: DataConfig
     spm: SpmConfig = field(default_factory=SpmConfig)
-    encode: EncodeConfig = field(default_factory=EncodeConfig)
-    task_cfg: dict[SafeName, TaskConfig] = field(default_factory=dict)
-    """NER / QA fine-tuning tasks on XLM-R (LMS-FD Sec. 5.3-5.4; ``lsnmt/tasks/config.py``), run by the
-    ``task_*`` stages for the names in ``tasks``; ``download`` fetches their datasets."""
 
     def __post_init__(self) -> None:
-        names = [s.name for s in self.data.sources]
-        for i, name in enumerate(self.sample.per_source.downsample):
-            if name not in names:
-                raise FieldError(f"sample.per_source.downsample[{i}]", f"{name!r} is not a source of data.sources "
-                                 f"(known: {', '.join(names) or 'none'})")
-        symbols = 2 * len(self.data.languages) + len({s.tag for s in self.data.sources if s.tag})
-        symbols += len(self.spm.user_symbols)
-        if self.spm.vocab_size < SPM_SPECIALS + symbols + 1:
-            raise FieldError("spm.vocab_size", f"{self.spm.vocab_size} cannot hold the {SPM_SPECIALS} special pieces, "
-                             f"{symbols} language / corpus / user symbols and at least one piece of text")
+        check_vocab(self.data, self.spm)
 
 
-E = TypeVar("E", bound=DataExperiment)
+@dataclass(frozen=True, kw_only=True)
+class SampleView:
+    """``sample``; ``spm`` too: ``sample.max_piece_ratio`` counts the pieces of the ``spm`` stage's model with
+    ``spm.threads`` (:mod:`lsnmt.data.clean`), an output the stage depends on anyway."""
+
+    data: DataConfig
+    sample: SampleConfig = field(default_factory=SampleConfig)
+    spm: SpmConfig = field(default_factory=SpmConfig)
+
+    def __post_init__(self) -> None:
+        check_downsample(self.data, self.sample)
 
 
-def sections(cls: type[DataExperiment]) -> tuple[str, ...]:
-    """The keys of an experiment ``cls`` reads."""
-    return tuple(f.name for f in fields(cls) if f.name != "name")
-
-
-def _experiment_section(path: Path, name: str | None) -> tuple[str, dict[str, Any]]:
-    """``(name, experiments.<name>)`` of the params file ``path`` (``name`` default: its ``experiment``). The file's
-    shape is checked first, as ``Params.load``'s ``build`` does: its top level, ``experiments`` and the experiment
-    are mappings (a list, a scalar, an empty file stop with one line naming the file and the key)."""
-    if not path.is_file():
-        raise ConfigError(f"{path}: params file not found")
-    raw = load_mapping(path)
-    key = "experiment" if name is None else "--experiment"
-    try:  # a name becomes a path (data/{exp}/...): one that is not a name stops here
-        name = build(SafeName, raw.get("experiment") if name is None else name, key)
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    experiments = _section(raw, "experiments", "experiments", path)
-    if name not in experiments:
-        raise ConfigError(f"{path}: experiment {name!r} is not defined (known: {', '.join(experiments) or 'none'})")
-    return str(name), _section(experiments, name, f"experiments.{name}", path)
-
-
-def _section(parent: dict[str, Any], key: str, where: str, path: Path) -> dict[str, Any]:
-    """``parent[key]``, a mapping (absent or empty: ``{}``, as ``build`` reads a section); else one line naming the
-    file and ``where`` (its key path)."""
-    value = parent.get(key)
-    return mapping_of({} if value is None else value, where, path)
-
-
-def load_data_experiment(path: str | Path, name: str | None, cls: type[E]) -> E:
-    """Experiment ``name`` (``None``: the file's ``experiment``) of the params file ``path``, the sections ``cls``
-    reads only (:func:`sections`: the data stages' :class:`DataExperiment`, ``lm_data``'s
-    :class:`~lsnmt.xelm.config.LMDataExperiment`); the others are neither read nor checked. Errors name the file and
-    the key path."""
-    path = Path(path)
-    name, section = _experiment_section(path, name)
-    keys = sections(cls)
-    try:
-        exp = build(cls, {k: v for k, v in section.items() if k in keys}, f"experiments.{name}")
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    return replace(exp, name=name)
-
-
-def load_metrics(path: str | Path, name: str | None = None) -> tuple[Metric, ...]:
-    """``evaluate.metrics`` of experiment ``name`` of the params file ``path`` (what ``download`` reads of the
-    ``evaluate`` section), typed as :class:`lsnmt.config.EvaluateConfig` types it."""
-    path = Path(path)
-    name, section = _experiment_section(path, name)
-    evaluate = _section(section, "evaluate", f"experiments.{name}.evaluate", path)
-    if "metrics" not in evaluate:
-        return DEFAULT_METRICS
-    try:
-        return build(tuple[Metric, ...], evaluate["metrics"], f"experiments.{name}.evaluate.metrics")
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+@dataclass(frozen=True, kw_only=True)
+class EncodeView:
+    data: DataConfig
+    encode: EncodeConfig = field(default_factory=EncodeConfig)

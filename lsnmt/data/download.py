@@ -5,8 +5,9 @@ when every source was written and every check passed (:func:`lsnmt.io.atomic_dir
 so a failed or interrupted run leaves the previous raw directory (or none) as it
 was. Archives are cached, resumably, in ``download.cache_dir`` (``work/downloads``).
 
-The NER / QA datasets of ``task_cfg`` go to ``raw/tasks/{task}`` in their own formats
-(:func:`~lsnmt.data.sources.materialize_task`); the translation checks below skip that folder.
+The NER / QA datasets of ``task_cfg`` are fetched by ``task_prep`` (:func:`download_tasks`), into
+``data/{exp}/task_raw/tasks/{task}`` in their own formats (:func:`~lsnmt.data.sources.materialize_task`), with their
+own manifest: ``download`` reads no task setting, so editing a task reruns no data stage.
 
 Checks: every training direction has ``train`` data and every evaluation
 direction has ``valid`` and ``test`` data in some (non-monolingual) corpus; both
@@ -28,11 +29,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from lsnmt.data import layout
-from lsnmt.data.config import DataConfig, DataExperiment
+from lsnmt.data.config import DataConfig, DownloadConfig, TaskSource
 from lsnmt.data.sources import SOURCES, Origin, materialize, materialize_task
 from lsnmt.io import DataError, atomic_dir, atomic_write, check_parallel, count_lines
 
@@ -41,22 +42,31 @@ log = logging.getLogger(__name__)
 MANIFEST_COLUMNS = ("path", "lines", "bytes", "sha256", "corpus", "source", "source_sha256", "source_check")
 
 
-def download(exp: DataExperiment, raw_root: Path) -> None:
-    """Materialize every source of ``exp.data`` into ``raw_root`` atomically, check it, write MANIFEST.tsv."""
-    cache_dir = Path(exp.download.cache_dir)
-    monolingual = {s.name for s in exp.data.sources if s.kind in SOURCES and SOURCES[s.kind].monolingual}
+def download(data: DataConfig, dl: DownloadConfig, raw_root: Path) -> None:
+    """Materialize every source of ``data`` into ``raw_root`` atomically, check it, write MANIFEST.tsv."""
+    cache_dir = Path(dl.cache_dir)
+    monolingual = {s.name for s in data.sources if s.kind in SOURCES and SOURCES[s.kind].monolingual}
     with atomic_dir(raw_root) as tmp:
         origins: dict[Path, list[Origin]] = {}
-        for src in exp.data.sources:
+        for src in data.sources:
             log.info("source %s (kind %s, splits %s)", src.name, src.kind, " ".join(src.splits))
-            materialize(src, exp.data, tmp, cache_dir, exp.download, origins=origins)
-        for name, task in exp.task_cfg.items():
-            log.info("task %s (kind %s, %d languages)", name, task.source.kind, len(task.languages))
-            materialize_task(name, task, exp.data, tmp, cache_dir, exp.download, origins=origins)
-        check_coverage(exp.data, tmp, exclude=monolingual)
+            materialize(src, data, tmp, cache_dir, dl, origins=origins)
+        check_coverage(data, tmp, exclude=monolingual)
         check_alignment(tmp, monolingual=monolingual)
         rows = write_manifest(tmp, origins)
-    log.info("raw data of %s: %d files in %s", exp.name or "experiment", rows, raw_root)
+    log.info("raw data: %d files in %s", rows, raw_root)
+
+
+def download_tasks(tasks: Mapping[str, tuple[TaskSource, tuple[str, ...]]], dl: DownloadConfig, raw_root: Path) -> None:
+    """Materialize the dataset of every task, ``{name: (source, languages)}``, into ``raw_root/tasks/{name}``
+    atomically, with ``raw_root/MANIFEST.tsv``."""
+    with atomic_dir(raw_root) as tmp:
+        origins: dict[Path, list[Origin]] = {}
+        for name, (source, languages) in tasks.items():
+            log.info("task %s (kind %s, %d languages)", name, source.kind, len(languages))
+            materialize_task(name, source, languages, tmp, Path(dl.cache_dir), dl, origins=origins)
+        rows = write_manifest(tmp, origins)
+    log.info("the tasks' raw data: %d files in %s", rows, raw_root)
 
 
 def _corpora(root: Path, split: str, exclude: Collection[str]) -> list[str]:

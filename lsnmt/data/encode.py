@@ -16,7 +16,7 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from lsnmt.data.config import DataExperiment
+from lsnmt.data.config import EncodeView
 from lsnmt.data.shards import ShardWriter
 from lsnmt.io import atomic_dir, iter_lines, write_json
 from lsnmt.runner.progress import progress
@@ -62,13 +62,13 @@ def encode_file(job: tuple[str, str, str, dict[str, int]]) -> tuple[str, int, in
     return prefix, len(writer), writer.tokens
 
 
-def jobs(exp: DataExperiment, sampled: Path, prepared: Path, out: Path) -> list[tuple[Path, Path]]:
+def jobs(view: EncodeView, sampled: Path, prepared: Path, out: Path) -> list[tuple[Path, Path]]:
     """(text file, shard prefix) for every file the stage encodes."""
     todo = []
-    for s, t in exp.data.train_pairs:
+    for s, t in view.data.train_pairs:
         for side in ("src", "tgt"):
             todo.append((sampled / "train" / f"{s}-{t}.{side}", out / "train" / f"{s}-{t}.{side}"))
-    splits = {"valid": exp.data.eval_pairs, **exp.data.test_sets} if exp.data.eval_pairs else exp.data.test_sets
+    splits = {"valid": view.data.eval_pairs, **view.data.test_sets} if view.data.eval_pairs else view.data.test_sets
     for split, pairs in splits.items():
         for s, t in pairs:
             for side in ("src", "tgt"):
@@ -78,18 +78,18 @@ def jobs(exp: DataExperiment, sampled: Path, prepared: Path, out: Path) -> list[
     return todo
 
 
-def encode(exp: DataExperiment, spm_dir: Path, sampled: Path, prepared: Path, out: Path) -> dict:
-    """Encode everything into ``out`` atomically, ``exp.encode.workers`` files at a time."""
+def encode(view: EncodeView, spm_dir: Path, sampled: Path, prepared: Path, out: Path) -> dict:
+    """Encode everything into ``out`` atomically, ``view.encode.workers`` files at a time."""
     model = spm_dir / "spm.model"
     sp = spm.SentencePieceProcessor(model_file=str(model))
     names = json.loads((spm_dir / "symbols.json").read_text(encoding="utf-8"))["symbols"]
     symbols = {name: sp.piece_to_id(name) for name in names}
     with atomic_dir(out) as tmp:
         todo = [(str(model), str(text), str(tmp / prefix.relative_to(out)), symbols) for text, prefix in
-                jobs(exp, sampled, prepared, out)]
+                jobs(view, sampled, prepared, out)]
         for _, _, prefix, _ in todo:
             Path(prefix).parent.mkdir(parents=True, exist_ok=True)
-        workers = max(1, min(exp.encode.workers, len(todo)))
+        workers = max(1, min(view.encode.workers, len(todo)))
         shards = {}
         ctx = mp.get_context("spawn")
         with ctx.Pool(workers) as pool:
@@ -97,7 +97,7 @@ def encode(exp: DataExperiment, spm_dir: Path, sampled: Path, prepared: Path, ou
                                               total=len(todo), unit="file"):
                 shards[str(Path(prefix).relative_to(tmp))] = {"sentences": n, "tokens": tokens}
         meta = {"vocab_size": sp.get_piece_size(), "bos": sp.bos_id(), "pad": sp.pad_id(), "eos": sp.eos_id(),
-                "unk": sp.unk_id(), "languages": list(exp.data.languages), "shards": dict(sorted(shards.items()))}
+                "unk": sp.unk_id(), "languages": list(view.data.languages), "shards": dict(sorted(shards.items()))}
         write_json(tmp / "meta.json", meta)
         if (sampled / "sampling.json").is_file():  # the trainer's per-epoch draw (lsnmt.data.sample.epoch_draw)
             shutil.copyfile(sampled / "sampling.json", tmp / "sampling.json")

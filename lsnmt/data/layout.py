@@ -19,8 +19,8 @@ Data moves one way::
 
 The NER / QA tasks of ``task_cfg`` (``lsnmt/tasks``) keep their datasets' own formats::
 
-    data/{exp}/raw/tasks/{task}  download   WikiANN {lang}/{train,dev,test}; TyDiQA-GoldP *.json
-    data/{exp}/tasks/{task}      task_prep  tokenizer.json, {split}/{lang}.jsonl features, meta.json
+    data/{exp}/task_raw/tasks/{task}  task_prep  WikiANN {lang}/{train,dev,test}; TyDiQA-GoldP *.json; MANIFEST.tsv
+    data/{exp}/tasks/{task}           task_prep  tokenizer.json, {split}/{lang}.jsonl features, meta.json
 
 Every test set (``DataConfig.test_sets``: the primary ``test`` split and ``test.{corpus}`` of each source with
 ``heldout`` pairs) is translated and scored. The primary one keeps the folder itself, each other one a
@@ -50,7 +50,7 @@ def test_set_subdir(test_set: str) -> str:
 
 
 TASKS = "tasks"
-"""Folder of the task datasets inside ``raw`` (skipped by the translation checks)."""
+"""Folder of the task datasets inside ``task_raw`` (``task_prep`` fetches them: ``download`` reads no task)."""
 
 
 def raw_task_dir(raw_root: Path, task: str) -> Path:

@@ -43,7 +43,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from lsnmt.data import layout
-from lsnmt.data.config import DataExperiment, PrepareConfig, SourceConfig
+from lsnmt.data.config import PrepareConfig, PrepareView, SourceConfig
 from lsnmt.data.dedup import Seen, chunks
 from lsnmt.data.heldout import chosen, training_pairs
 from lsnmt.data.tags import add_tags, tag_tokens
@@ -110,20 +110,20 @@ def read_pairs(fa: Path, fb: Path, cfg: PrepareConfig, repaired: list[int], remo
                    read_text(fb, cfg.invalid_utf8, removed, repaired), strict=True)
 
 
-def clean_pair(exp: DataExperiment, src: SourceConfig, a: str, b: str, files: tuple[Path, Path],
+def clean_pair(view: PrepareView, src: SourceConfig, a: str, b: str, files: tuple[Path, Path],
                outs: dict[tuple[str, str], Path], removed: Removed) -> dict:
     """Clean one corpus of the unordered pair a-b into each requested direction; return its counts. Memory does
     not grow with the corpus: pairs go through a chunk at a time, repeats are found in 8 bytes a kept pair
     (:mod:`lsnmt.data.dedup`), and a corpus with ``heldout`` pairs keeps its pairs in a scratch file until the
     held-out set is drawn."""
-    cfg = exp.prepare
+    cfg = view.prepare
     seen = Seen() if cfg.dedup else None
     dropped: Counter[str] = Counter()
     repaired, n_in, n_kept, held = [0], 0, 0, 0
     with ExitStack() as stack:
         writers = {}
         for (s, t), d in outs.items():
-            pre, suf = tag_tokens(exp.data.tags, s, t, exp.data.pivot)
+            pre, suf = tag_tokens(view.data.tags, s, t, view.data.pivot)
             fs = stack.enter_context(open(d / f"{src.name}.src", "w", encoding="utf-8", newline="\n"))
             ft = stack.enter_context(open(d / f"{src.name}.tgt", "w", encoding="utf-8", newline="\n"))
             writers[(s, t)] = (fs, ft, pre, suf)
@@ -139,7 +139,7 @@ def clean_pair(exp: DataExperiment, src: SourceConfig, a: str, b: str, files: tu
                     _write_pair(writers, a, x, y, src.tag)
         if kept_file is not None:
             kept_file.close()
-            n_kept, held, dropped["heldout_overlap"] = _hold_out(exp, src, (a, b), files[0], scratch, n_kept,
+            n_kept, held, dropped["heldout_overlap"] = _hold_out(view, src, (a, b), files[0], scratch, n_kept,
                                                                  writers, outs)
             scratch.unlink()
     return {"input": n_in, "kept": n_kept,
@@ -175,7 +175,7 @@ def _kept_pairs(scratch: Path) -> Iterator[tuple[str, str]]:
     return (_split(line) for line in iter_lines(scratch))
 
 
-def _hold_out(exp: DataExperiment, src: SourceConfig, pair: tuple[str, str], raw: Path, scratch: Path, n_kept: int,
+def _hold_out(view: PrepareView, src: SourceConfig, pair: tuple[str, str], raw: Path, scratch: Path, n_kept: int,
               writers: dict, outs: dict[tuple[str, str], Path]) -> tuple[int, int, int]:
     """Draw the held-out pairs of the ``n_kept`` in ``scratch`` (:mod:`lsnmt.data.heldout`), write them and the
     training pairs left; return (training pairs, held-out pairs, training pairs dropped for sharing a side)."""
@@ -190,7 +190,7 @@ def _hold_out(exp: DataExperiment, src: SourceConfig, pair: tuple[str, str], raw
     for x, y in training_pairs(_kept_pairs(scratch), pick, held):
         _write_pair(writers, a, x, y, src.tag)
         n_train += 1
-    heldout_out(exp, src, a, b, held, outs)
+    heldout_out(view, src, a, b, held, outs)
     return n_train, len(held), n_kept - len(held) - n_train
 
 
@@ -201,14 +201,14 @@ def _write_pair(writers: dict, a: str, x: str, y: str, tag: str | None) -> None:
         ft.write(yt + "\n")
 
 
-def heldout_out(exp: DataExperiment, src: SourceConfig, a: str, b: str, held: list[tuple[str, str]],
+def heldout_out(view: PrepareView, src: SourceConfig, a: str, b: str, held: list[tuple[str, str]],
                 outs: dict[tuple[str, str], Path]) -> None:
     """Write the held-out pairs of ``a-b`` as ``test.{corpus}/{s}-{t}.{src,tgt}`` beside ``train/``, for each
     direction (sources tagged as in the test split)."""
     d = next(iter(outs.values())).parent.parent / f"test.{src.name}"  # outs are {root}/train/{s}-{t}
     d.mkdir(parents=True, exist_ok=True)
     for s, t in outs:
-        pre, suf = tag_tokens(exp.data.tags, s, t, exp.data.pivot)
+        pre, suf = tag_tokens(view.data.tags, s, t, view.data.pivot)
         with open(d / f"{s}-{t}.src", "w", encoding="utf-8", newline="\n") as fs, \
                 open(d / f"{s}-{t}.tgt", "w", encoding="utf-8", newline="\n") as ft:
             for x, y in held:
@@ -217,11 +217,11 @@ def heldout_out(exp: DataExperiment, src: SourceConfig, a: str, b: str, held: li
                 ft.write(yt + "\n")
 
 
-def prepare_train(exp: DataExperiment, raw: Path, out: Path, removed: Removed) -> dict:
+def prepare_train(view: PrepareView, raw: Path, out: Path, removed: Removed) -> dict:
     report: dict = {}
     read: dict[str, list[str]] = {}
-    todo = set(exp.data.train_pairs)
-    for src in (s for s in exp.data.sources if "train" in s.splits):
+    todo = set(view.data.train_pairs)
+    for src in (s for s in view.data.sources if "train" in s.splits):
         for s, t in progress(sorted(todo), f"prepare {src.name}", unit="pair"):
             if (t, s) in todo and t < s:
                 continue  # handled together with (t, s)
@@ -231,7 +231,7 @@ def prepare_train(exp: DataExperiment, raw: Path, out: Path, removed: Removed) -
             dirs = {d: out / "train" / f"{d[0]}-{d[1]}" for d in ((s, t), (t, s)) if d in todo}
             for d in dirs.values():
                 d.mkdir(parents=True, exist_ok=True)
-            counts = clean_pair(exp, src, s, t, files, dirs, removed)
+            counts = clean_pair(view, src, s, t, files, dirs, removed)
             for d in dirs:
                 report.setdefault(f"{d[0]}-{d[1]}", {})[src.name] = counts
                 read.setdefault(f"{d[0]}-{d[1]}", []).append(_dropped(files[0].with_suffix(".*"), counts))
@@ -240,7 +240,7 @@ def prepare_train(exp: DataExperiment, raw: Path, out: Path, removed: Removed) -
         kept = sum(c["kept"] for c in report.get(f"{s}-{t}", {}).values())
         if kept == 0:
             why = "; ".join(read.get(f"{s}-{t}", [])) or f"no corpus under {raw / 'train'} has this pair"
-            raise DataError(f"no training data left for direction {s}-{t} (experiment {exp.name!r}): {why}; "
+            raise DataError(f"no training data left for direction {s}-{t} in {raw}: {why}; "
                             f"check data.sources and the prepare filters")
     return report
 
@@ -251,43 +251,43 @@ def _dropped(files: Path, counts: dict) -> str:
     return f"{files}: {counts['input']} pairs, dropped {reasons}"
 
 
-def prepare_eval(exp: DataExperiment, raw: Path, out: Path, split: str, removed: Removed) -> dict:
+def prepare_eval(view: PrepareView, raw: Path, out: Path, split: str, removed: Removed) -> dict:
     """Copy one evaluation split, tagging sources; error if a direction has no data."""
     counts = {}
-    for s, t in exp.data.eval_pairs:
-        found = [(src, f) for src in exp.data.sources if split in src.splits
+    for s, t in view.data.eval_pairs:
+        found = [(src, f) for src in view.data.sources if split in src.splits
                  if (f := layout.find_pair(raw, split, src.name, s, t))]
         if not found:
-            raise DataError(f"no {split} data for direction {s}-{t} in {raw} (experiment {exp.name!r})")
+            raise DataError(f"no {split} data for direction {s}-{t} in {raw}")
         src, (fs, ft) = found[0]
         n = check_parallel(fs, ft)
         if n == 0:
             raise DataError(f"{fs}: empty {split} file for direction {s}-{t}")
-        pre, suf = tag_tokens(exp.data.tags, s, t, exp.data.pivot)
+        pre, suf = tag_tokens(view.data.tags, s, t, view.data.pivot)
         d = out / split
         d.mkdir(parents=True, exist_ok=True)
         with open(d / f"{s}-{t}.src", "w", encoding="utf-8", newline="\n") as fo:
-            for line in read_text(fs, exp.prepare.invalid_utf8, removed):
+            for line in read_text(fs, view.prepare.invalid_utf8, removed):
                 fo.write(add_tags(line, pre, suf, src.tag) + "\n")
         with open(d / f"{s}-{t}.tgt", "w", encoding="utf-8", newline="\n") as fo:
-            for line in read_text(ft, exp.prepare.invalid_utf8, removed):
+            for line in read_text(ft, view.prepare.invalid_utf8, removed):
                 fo.write(line + "\n")
         counts[f"{s}-{t}"] = {"corpus": src.name, "lines": n}
     return counts
 
 
-def prepare_multiway(exp: DataExperiment, raw: Path, out: Path, removed: Removed) -> dict:
+def prepare_multiway(view: PrepareView, raw: Path, out: Path, removed: Removed) -> dict:
     counts = {}
-    for src in (s for s in exp.data.sources if "multiway" in s.splits):
+    for src in (s for s in view.data.sources if "multiway" in s.splits):
         lines = {}
-        for lang in src.languages or exp.data.languages:
+        for lang in src.languages or view.data.languages:
             f = layout.multiway(raw, "multiway", src.name, lang)
             if not f.exists():
                 raise DataError(f"{f}: multi-way corpus {src.name!r} has no file for {lang!r}")
             dst = out / "multiway" / f"{src.name}.{lang}"
             dst.parent.mkdir(parents=True, exist_ok=True)
             with open(dst, "w", encoding="utf-8", newline="\n") as fo:
-                lines[lang] = sum(fo.write(x + "\n") > 0 for x in read_text(f, exp.prepare.invalid_utf8, removed))
+                lines[lang] = sum(fo.write(x + "\n") > 0 for x in read_text(f, view.prepare.invalid_utf8, removed))
         if len(set(lines.values())) > 1:
             raise DataError(f"multi-way corpus {src.name!r} is not aligned: line counts {lines}")
         counts[src.name] = lines
@@ -313,42 +313,42 @@ def _mono_train(src: Path, dst: Path, cfg: PrepareConfig, removed: Removed) -> d
             "utf8_replaced": repaired[0]}
 
 
-def prepare_monolingual(exp: DataExperiment, raw: Path, out: Path, removed: Removed) -> dict:
+def prepare_monolingual(view: PrepareView, raw: Path, out: Path, removed: Removed) -> dict:
     """Documents of the monolingual corpora into ``mono/{split}/{corpus}.{lang}``; return their counts."""
     from lsnmt.data.sources import SOURCES  # lazy: the catalogue imports every source module
 
     counts: dict = {}
-    for src in exp.data.sources:
+    for src in view.data.sources:
         if src.kind not in SOURCES or not SOURCES[src.kind].monolingual:
             continue
         for split in (s for s in src.splits if s != "multiway"):
-            for lang in src.languages or exp.data.languages:
+            for lang in src.languages or view.data.languages:
                 f = layout.multiway(raw, split, src.name, lang)
                 if not f.exists():
                     raise DataError(f"{f}: monolingual corpus {src.name!r} has no {split} file for {lang!r}")
                 dst = out / "mono" / split / f"{src.name}.{lang}"
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 if split == "train":
-                    c = _mono_train(f, dst, exp.prepare, removed)
+                    c = _mono_train(f, dst, view.prepare, removed)
                 else:
                     with open(dst, "w", encoding="utf-8", newline="\n") as fo:
-                        n = sum(fo.write(x + "\n") > 0 for x in read_text(f, exp.prepare.invalid_utf8, removed))
+                        n = sum(fo.write(x + "\n") > 0 for x in read_text(f, view.prepare.invalid_utf8, removed))
                     c = {"input": n, "kept": n}
                 counts.setdefault(split, {}).setdefault(src.name, {})[lang] = c
                 log.info("mono %s %s %s: kept %d of %d", split, src.name, lang, c["kept"], c["input"])
     return counts
 
 
-def prepare(exp: DataExperiment, raw: Path, out: Path) -> dict:
+def prepare(view: PrepareView, raw: Path, out: Path) -> dict:
     """Run the whole stage into ``out`` atomically; return the report (also written to report.json)."""
     removed: Removed = {}
     with atomic_dir(out) as tmp:
-        report = {"train": prepare_train(exp, raw, tmp, removed)}
+        report = {"train": prepare_train(view, raw, tmp, removed)}
         for split in ("valid", "test"):
-            if exp.data.eval_pairs:
-                report[split] = prepare_eval(exp, raw, tmp, split, removed)
-        report["multiway"] = prepare_multiway(exp, raw, tmp, removed)
-        report["mono"] = prepare_monolingual(exp, raw, tmp, removed)
+            if view.data.eval_pairs:
+                report[split] = prepare_eval(view, raw, tmp, split, removed)
+        report["multiway"] = prepare_multiway(view, raw, tmp, removed)
+        report["mono"] = prepare_monolingual(view, raw, tmp, removed)
         report["removed"] = dict(sorted(removed.items()))
         write_json(tmp / "report.json", report)
     return report

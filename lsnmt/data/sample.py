@@ -50,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lsnmt.data.config import DataExperiment, PerSourceSampling
+from lsnmt.data.config import PerSourceSampling, SampleView
 from lsnmt.io import DataError, atomic_dir, count_lines, write_json
 from lsnmt.runner.progress import progress
 
@@ -143,12 +143,12 @@ Masks = dict[tuple[str, str], np.ndarray]
 """(direction, corpus) -> the lines the piece-ratio cleaning keeps (:func:`lsnmt.data.clean.ratio_masks`)."""
 
 
-def plan(exp: DataExperiment, prepared: Path, masks: Masks | None = None) -> dict:
+def plan(view: SampleView, prepared: Path, masks: Masks | None = None) -> dict:
     """Sizes, probabilities and sampled counts per direction and corpus (no text is read; ``masks``: the pairs the
     piece-ratio cleaning kept, the sizes after it)."""
-    cfg, corpora, masks = exp.sample, {}, masks or {}
+    cfg, corpora, masks = view.sample, {}, masks or {}
     dropped: dict[str, dict[str, int]] = {}
-    for s, t in exp.data.train_pairs:
+    for s, t in view.data.train_pairs:
         d = prepared / "train" / f"{s}-{t}"
         names = sorted(p.stem for p in d.glob("*.src"))
         corpora[f"{s}-{t}"] = {c: int(masks[(f"{s}-{t}", c)].sum()) if (f"{s}-{t}", c) in masks
@@ -171,7 +171,7 @@ def plan(exp: DataExperiment, prepared: Path, masks: Masks | None = None) -> dic
     return out
 
 
-def sample(exp: DataExperiment, prepared: Path, out: Path, masks: Masks | None = None) -> dict:
+def sample(view: SampleView, prepared: Path, out: Path, masks: Masks | None = None) -> dict:
     """Write ``train/{src}-{tgt}.{src,tgt}`` and ``sampling.json`` atomically: every line once (``redraw:
     epoch``, the trainer draws each epoch) or the one sampled epoch (``redraw: once``); of the pairs ``masks``
     keep, where given (``sample.max_piece_ratio``: :func:`lsnmt.data.clean.ratio_masks`).
@@ -179,31 +179,31 @@ def sample(exp: DataExperiment, prepared: Path, out: Path, masks: Masks | None =
     An experiment without training directions (``train_directions: none``, e.g. x-elm's monolingual mC4)
     gets an empty epoch and says so in ``sampling.json``.
     """
-    if not exp.data.train_pairs:
-        log.info("sample: experiment %r has no training directions, nothing to sample", exp.name)
+    if not view.data.train_pairs:
+        log.info("sample: no training directions, nothing to sample")
         with atomic_dir(out) as tmp:
             (tmp / "train").mkdir()
-            write_json(tmp / "sampling.json", {"temperature": exp.sample.temperature, "directions": {},
+            write_json(tmp / "sampling.json", {"temperature": view.sample.temperature, "directions": {},
                                                "note": "no training directions (data.train_directions: none)"})
         return {}
     masks = masks or {}
-    stats = plan(exp, prepared, masks)
+    stats = plan(view, prepared, masks)
     with atomic_dir(out) as tmp:
         (tmp / "train").mkdir()
         for direction, st in progress(stats.items(), "sample", unit="direction"):
             with open(tmp / "train" / f"{direction}.src", "wb") as fs, \
                  open(tmp / "train" / f"{direction}.tgt", "wb") as ft:
                 for corpus, c in st["corpora"].items():
-                    whole = exp.sample.redraw == "epoch"
+                    whole = view.sample.redraw == "epoch"
                     if c["n"] == 0 or (c["m"] == 0 and not whole):
                         continue
-                    rng = random.Random(f"{exp.sample.seed}/{direction}/{corpus}")
+                    rng = random.Random(f"{view.sample.seed}/{direction}/{corpus}")
                     d = prepared / "train" / direction
                     m = c["n"] if whole else c["m"]
                     stream_sample(d / f"{corpus}.src", d / f"{corpus}.tgt", c["n"], m, rng, fs, ft,
                                   masks.get((direction, corpus)))
             log.info("sample %s: n=%d p=%.4f m=%d", direction, st["n"], st["p"], st["m"])
-        write_json(tmp / "sampling.json", {"temperature": exp.sample.temperature, "redraw": exp.sample.redraw,
-                                           "seed": exp.sample.seed, "max_piece_ratio": exp.sample.max_piece_ratio,
+        write_json(tmp / "sampling.json", {"temperature": view.sample.temperature, "redraw": view.sample.redraw,
+                                           "seed": view.sample.seed, "max_piece_ratio": view.sample.max_piece_ratio,
                                            "directions": stats})
     return stats

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from lsnmt.data.config import DataExperiment
+from lsnmt.data.config import SpmView
 from lsnmt.data.tags import lang_symbols, strip_tags, tag_tokens
 from lsnmt.io import DataError, atomic_dir, iter_lines, write_json
 
@@ -29,14 +29,14 @@ log = logging.getLogger(__name__)
 BOS, PAD, EOS, UNK = 0, 1, 2, 3
 
 
-def symbols(exp: DataExperiment) -> list[str]:
+def symbols(view: SpmView) -> list[str]:
     """User-defined symbols: language tags, corpus tags, then ``spm.user_symbols``."""
-    corpus_tags = [s.tag for s in exp.data.sources if s.tag]
-    out = lang_symbols(exp.data.languages) + corpus_tags + list(exp.spm.user_symbols)
+    corpus_tags = [s.tag for s in view.data.sources if s.tag]
+    out = lang_symbols(view.data.languages) + corpus_tags + list(view.spm.user_symbols)
     return list(dict.fromkeys(out))
 
 
-def language_texts(exp: DataExperiment, prepared: Path) -> dict[str, list[tuple[Path, tuple]]]:
+def language_texts(view: SpmView, prepared: Path) -> dict[str, list[tuple[Path, tuple]]]:
     """For each language, its training files and how to strip tags from their lines.
 
     Both directions of a pair hold the same text, so each (pair, corpus, language)
@@ -44,16 +44,16 @@ def language_texts(exp: DataExperiment, prepared: Path) -> dict[str, list[tuple[
     training documents (``mono/train/{corpus}.{lang}``, e.g. mC4) count too.
     """
     files: dict[tuple, tuple[Path, tuple]] = {}
-    for s, t in sorted(exp.data.train_pairs, key=lambda d: d[0] == exp.data.pivot):
+    for s, t in sorted(view.data.train_pairs, key=lambda d: d[0] == view.data.pivot):
         d = prepared / "train" / f"{s}-{t}"
-        pre, suf = tag_tokens(exp.data.tags, s, t, exp.data.pivot)
-        for src in exp.data.sources:
+        pre, suf = tag_tokens(view.data.tags, s, t, view.data.pivot)
+        for src in view.data.sources:
             if (d / f"{src.name}.src").exists():
                 pair = frozenset((s, t))
                 files[(pair, src.name, t)] = (d / f"{src.name}.tgt", ([], [], None))
                 files.setdefault((pair, src.name, s), (d / f"{src.name}.src", (pre, suf, src.tag)))
-    for src in exp.data.sources:
-        for lang in exp.data.languages:
+    for src in view.data.sources:
+        for lang in view.data.languages:
             if (mono := prepared / "mono" / "train" / f"{src.name}.{lang}").exists():
                 files[(frozenset((lang,)), src.name, lang)] = (mono, ([], [], None))
     texts: dict[str, list[tuple[Path, tuple]]] = defaultdict(list)
@@ -86,18 +86,18 @@ def _trainer_error(message: str, vocab_size: int) -> str:
     return f"sentencepiece could not train a {vocab_size}-piece model on this text ({first})"
 
 
-def train_spm(exp: DataExperiment, prepared: Path, out: Path) -> dict:
+def train_spm(view: SpmView, prepared: Path, out: Path) -> dict:
     """Train the shared model into ``out`` (spm.model, spm.vocab, symbols.json) atomically.
 
     The trainer reads the sample from memory and writes the model to memory, so no
     temporary path is recorded in the model: the same inputs give identical bytes.
     """
-    cfg, texts = exp.spm, language_texts(exp, prepared)
-    missing = [lang for lang in exp.data.languages if lang not in texts]
+    cfg, texts = view.spm, language_texts(view, prepared)
+    missing = [lang for lang in view.data.languages if lang not in texts]
     if missing:
-        raise DataError(f"no training text for language(s) {missing} in {prepared} (experiment {exp.name!r})")
+        raise DataError(f"no training text for language(s) {missing} in {prepared}")
     sample, counts = [], {}
-    for lang in exp.data.languages:
+    for lang in view.data.languages:
         lines = balanced_sample(texts[lang], cfg.sentences_per_language, random.Random(f"{cfg.seed}/{lang}"))
         counts[lang] = len(lines)
         sample += lines
@@ -106,7 +106,7 @@ def train_spm(exp: DataExperiment, prepared: Path, out: Path) -> dict:
         spm.SentencePieceTrainer.train(
             sentence_iterator=iter(sample), model_writer=model, vocab_size=cfg.vocab_size,
             model_type=cfg.model_type, character_coverage=cfg.character_coverage,
-            user_defined_symbols=symbols(exp), bos_id=BOS, pad_id=PAD, eos_id=EOS, unk_id=UNK,
+            user_defined_symbols=symbols(view), bos_id=BOS, pad_id=PAD, eos_id=EOS, unk_id=UNK,
             input_sentence_size=0, shuffle_input_sentence=False, hard_vocab_limit=False,
             num_threads=cfg.threads, minloglevel=2,
         )
@@ -116,7 +116,7 @@ def train_spm(exp: DataExperiment, prepared: Path, out: Path) -> dict:
     vocab = sp.get_piece_size()
     if vocab < cfg.vocab_size:
         log.warning("spm: the training text supports %d pieces, fewer than spm.vocab_size %d", vocab, cfg.vocab_size)
-    info = {"vocab_size": vocab, "symbols": symbols(exp), "sentences_per_language": counts,
+    info = {"vocab_size": vocab, "symbols": symbols(view), "sentences_per_language": counts,
             "bos": BOS, "pad": PAD, "eos": EOS, "unk": UNK}
     with atomic_dir(out) as tmp:
         (tmp / "spm.model").write_bytes(model.getvalue())

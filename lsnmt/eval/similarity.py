@@ -36,7 +36,8 @@ import numpy as np
 import sentencepiece as spm
 import torch
 
-from lsnmt.config import Experiment, TagStyle
+from lsnmt.config import Experiment
+from lsnmt.data.config import TagStyle
 from lsnmt.data.corpus import Vocab
 from lsnmt.data.encode import encode_lines
 from lsnmt.data.tags import add_tags, source_tag, tag_tokens

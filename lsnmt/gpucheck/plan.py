@@ -176,7 +176,7 @@ def check_params(plan: Plan, compile: str = "as-set", source: Path = ROOT / "par
     mode, or ``as-set``) sets ``train.compile`` of its trainings."""
     raw = load_yaml(source)
     exp = copy.deepcopy(raw["experiments"][SOURCE])
-    for key in ("claim", "xelm", "search"):
+    for key in ("claim", "lm_data", "xelm", "search"):
         exp.pop(key, None)
     exp["tasks"], exp["task_cfg"], exp["task_method_cfg"] = [], {}, {}
     exp["method_cfg"] = {m: exp["method_cfg"][m] for m in TRAINED}

@@ -7,7 +7,9 @@ repeated over (:data:`EACH`). The code a stage runs is not listed here: it is wh
 (:mod:`lsnmt.graph.imports`).
 
 ``params`` are keys under ``experiments.<exp>``, exactly the sections the stage reads, so that editing one reruns
-the stages that read it and nothing else (``method_cfg.{method}``: the train job of that method only); ``jobs``
+the stages that read it and nothing else (``method_cfg.{method}``: the train job of that method only). A stage on a
+view (:mod:`lsnmt.view`: ``view``, the class its module loads as ``VIEW``) has the view's keys as its params, one
+list (:func:`viewed`); ``jobs``
 are top-level job lists; ``linked`` are sections read from every experiment the papers' #params rows link
 (``reports/paper/counts.yaml``) that params.yaml defines: :func:`linked_keys`.
 """
@@ -20,8 +22,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from lsnmt import paths as P
+from lsnmt.config import ClaimView
+from lsnmt.data.config import DownloadView, EncodeView, PrepareView, SampleView, SpmView
+from lsnmt.tasks.config import TaskEvalView, TaskPrepView
 from lsnmt.typed import load_yaml
-from lsnmt.xelm.config import DENSE
+from lsnmt.view import keys
+from lsnmt.xelm.config import DENSE, IclView, XelmView
+from lsnmt.xelm.data_config import LMDataView
 
 EACH = {"method": "methods", "expert": "xelm_experts", "target": "xelm_targets"}
 """Wildcard of a repeated stage -> the params.yaml job list it runs over (``train@<method>``, ``lm_expert@<id>``)."""
@@ -102,6 +109,8 @@ class Stage:
     :func:`lsnmt.runner.launch.job_resources` of params.yaml's ``train`` / ``xelm`` section."""
     local: bool = False
     """Snakemake runs the job on the submitting host (``localrule``), not as a cluster job."""
+    view: type | None = None
+    """The stage's view of params.yaml (:mod:`lsnmt.view`), whose keys are :attr:`params` (:func:`viewed`)."""
 
     @property
     def cmd(self) -> str:
@@ -111,18 +120,24 @@ class Stage:
         return f"python -m stages.{self.name}{exp}{each} --log {self.log}"
 
 
+def viewed(view: type, **kwargs: Any) -> Stage:
+    """A stage that reads ``view``: its params are the view's keys, by construction."""
+    return Stage(params=keys(view), view=view, **kwargs)
+
+
 def _outs(*paths: str) -> tuple[Out, ...]:
     return tuple(Out(p) for p in paths)
 
 
 def _lm(name: str, deps: tuple[str, ...], out: Out | tuple[Out, ...], each: str | None = None,
-        jobs: tuple[str, ...] = (), params: tuple[str, ...] = ("xelm",), job: Job = "gpu",
-        picks: tuple[tuple[str, Pick], ...] = ()) -> Stage:
-    """An x-elm stage after ``lm_data`` (x-elm Sec. 3-7): one GPU unless ``job`` says otherwise."""
+        jobs: tuple[str, ...] = (), params: tuple[str, ...] = ("lm_data", "xelm"), job: Job = "gpu",
+        picks: tuple[tuple[str, Pick], ...] = (), view: type | None = None) -> Stage:
+    """An x-elm stage after ``lm_data`` (x-elm Sec. 3-7): one GPU unless ``job`` says otherwise; on ``view``, its
+    keys are the params."""
     log = f"logs/{{exp}}/xelm/{name}/{{{each}}}.log" if each else f"logs/{{exp}}/xelm/{name}.log"
     outs = out if isinstance(out, tuple) else (out,)
-    return Stage(name=name, log=log, deps=(P.LM, *deps), outs=outs, params=params, jobs=jobs, each=each,
-                 needs="xelm", job=job, picks=picks)
+    return Stage(name=name, log=log, deps=(P.LM, *deps), outs=outs, params=keys(view) if view else params, jobs=jobs,
+                 each=each, needs="xelm", job=job, picks=picks, view=view)
 
 
 def _metrics(stage: str) -> tuple[Out]:
@@ -132,19 +147,16 @@ def _metrics(stage: str) -> tuple[Out]:
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage(name="download", log="logs/{exp}/download.log", deps=(P.EMBEDDED,), outs=_outs(P.RAW),
-          params=("data", "download", "task_cfg", "evaluate.metrics"), local=True,
-          note="evaluate.metrics: a FLORES-200 spBLEU metric makes download fetch sacreBLEU's SentencePiece model"),
-    Stage(name="prepare", log="logs/{exp}/prepare.log", deps=(P.RAW,), outs=_outs(P.PREPARED),
-          params=("data", "prepare")),
-    Stage(name="sample", log="logs/{exp}/sample.log", deps=(P.PREPARED, P.SPM),
-          outs=_outs(P.SAMPLED), params=("data", "sample"),
-          note="after spm: sample.max_piece_ratio counts SentencePiece pieces (lsnmt/data/clean.py)"),
-    Stage(name="spm", log="logs/{exp}/spm.log", deps=(P.PREPARED,), outs=_outs(P.SPM),
-          params=("data", "spm"), threads=("spm.threads", 2)),
-    Stage(name="encode", log="logs/{exp}/encode.log",
-          deps=(P.SPM, P.SAMPLED, P.PREPARED), outs=_outs(P.BIN),
-          params=("data", "encode"), threads=("encode.workers", 2)),
+    viewed(DownloadView, name="download", log="logs/{exp}/download.log", deps=(P.EMBEDDED,), outs=_outs(P.RAW),
+           local=True, note="evaluate.metrics: a FLORES-200 spBLEU metric makes download fetch sacreBLEU's "
+                            "SentencePiece model"),
+    viewed(PrepareView, name="prepare", log="logs/{exp}/prepare.log", deps=(P.RAW,), outs=_outs(P.PREPARED)),
+    viewed(SampleView, name="sample", log="logs/{exp}/sample.log", deps=(P.PREPARED, P.SPM), outs=_outs(P.SAMPLED),
+           note="after spm: sample.max_piece_ratio counts SentencePiece pieces (lsnmt/data/clean.py)"),
+    viewed(SpmView, name="spm", log="logs/{exp}/spm.log", deps=(P.PREPARED,), outs=_outs(P.SPM),
+           threads=("spm.threads", 2)),
+    viewed(EncodeView, name="encode", log="logs/{exp}/encode.log", deps=(P.SPM, P.SAMPLED, P.PREPARED),
+           outs=_outs(P.BIN), threads=("encode.workers", 2)),
     Stage(name="search", log="logs/{exp}/search.log", deps=(P.BIN,), outs=_outs(P.SEARCH),
           params=("data", "model", "train", "search"), needs="search", threads=("train.cpu_threads", 2), job="gpu"),
     Stage(name="train", log="logs/{exp}/train/{method}.log", each="method",
@@ -166,29 +178,29 @@ STAGES: tuple[Stage, ...] = (
           outs=(Out(P.EVALUATE, cache=False), *_metrics("evaluate")),
           params=("data", "decode", "evaluate", "method_cfg"), jobs=("methods",), needs="translation",
           threads=("evaluate.cpu_threads", 2)),
-    Stage(name="task_prep", log="logs/{exp}/task_prep.log", deps=(P.RAW,), outs=_outs(P.TASK_DATA),
-          params=("task_cfg",), jobs=("tasks",), needs="tasks"),
+    viewed(TaskPrepView, name="task_prep", log="logs/{exp}/task_prep.log", deps=(P.EMBEDDED,),
+           outs=_outs(P.TASK_RAW, P.TASK_DATA), jobs=("tasks",), needs="tasks", local=True,
+           note="fetches the tasks' datasets (download reads no task setting) and prepares them"),
     Stage(name="task_train", log="logs/{exp}/task_train.log", deps=(P.TASK_DATA,),
           outs=_outs(P.TASKS), params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods"),
           needs="tasks", threads=2, job="gpu"),
-    Stage(name="task_eval", log="logs/{exp}/task_eval.log", deps=(P.TASKS, P.TASK_DATA),
-          outs=(Out(P.TASK_EVAL, cache=False), *_metrics("task_eval")),
-          params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods"), needs="tasks", local=True),
+    viewed(TaskEvalView, name="task_eval", log="logs/{exp}/task_eval.log", deps=(P.TASKS, P.TASK_DATA),
+           outs=(Out(P.TASK_EVAL, cache=False), *_metrics("task_eval")), jobs=("tasks", "task_methods"),
+           needs="tasks", local=True),
     Stage(name="params", log="logs/params.log", per_experiment=False, deps=(P.PAPER,),
           outs=(Out(P.PARAMS_CSV, cache=False),),
           linked=("data", "spm", "model", "method_cfg", "task_cfg", "task_method_cfg"),
           note="the papers' #params columns, counted from the experiments reports/paper/counts.yaml links",
           local=True),
-    Stage(name="claim", log="logs/{exp}/claim.log", outs=(Out(P.CLAIM), *_metrics("claim")), params=("claim",),
+    viewed(ClaimView, name="claim", log="logs/{exp}/claim.log", outs=(Out(P.CLAIM), *_metrics("claim")),
           note="ours only: the papers' central claim at small scale (lsnmt/claim/); without a `claim` section: "
                "\"not configured\"",
           needs="claim", threads=("claim.cpu_threads", 1)),
-    Stage(name="lm_data", log="logs/{exp}/xelm/lm_data.log", deps=(P.PREPARED, P.SPM),
-          outs=_outs(P.LM), params=("data", "spm", "xelm"),
-          note="x-elm (lsnmt/xelm/); an experiment without an `xelm` section gets status.json \"not configured\" "
-               "in each folder",
-          needs="xelm"),
-    _lm("cluster", (), Out(P.CLUSTER), job="cpu"),
+    viewed(LMDataView, name="lm_data", log="logs/{exp}/xelm/lm_data.log", deps=(P.PREPARED, P.SPM), outs=_outs(P.LM),
+           note="x-elm (lsnmt/xelm/); an experiment without x-elm sections gets status.json \"not configured\" in "
+                "each folder",
+           needs="xelm"),
+    _lm("cluster", (), Out(P.CLUSTER), job="cpu", view=XelmView),
     _lm("lm_seed", (), Out(P.SEED), job="lm_train"),
     _lm("lm_expert", (P.CLUSTER, P.SEED), Out(P.EXPERT), each="expert",
         jobs=("xelm_experts",), job="lm_train"),
@@ -197,9 +209,9 @@ STAGES: tuple[Stage, ...] = (
     _lm("lm_lapt", (P.CLUSTER, P.EXPERTS), Out(P.LAPT),
         picks=((P.EXPERTS, dense_expert),), job="lm_train"),
     _lm("lm_eval", (P.CLUSTER, P.SEED, P.EXPERTS, P.HMRS, P.LAPT),
-        (Out(P.LM_EVAL, cache=False), *_metrics("lm_eval")), jobs=("xelm_experts", "xelm_targets")),
+        (Out(P.LM_EVAL, cache=False), *_metrics("lm_eval")), jobs=("xelm_experts", "xelm_targets"), view=XelmView),
     _lm("lm_icl", (P.CLUSTER, P.SEED, P.EXPERTS),
-        (Out(P.ICL, cache=False), *_metrics("lm_icl")), jobs=("xelm_experts",), params=("download", "xelm")),
+        (Out(P.ICL, cache=False), *_metrics("lm_icl")), jobs=("xelm_experts",), view=IclView),
     Stage(name="report", log="logs/{exp}/report.log",
           deps=(P.EVALUATE, P.TASK_EVAL, P.PREPARED, P.PARAMS_CSV,
                 P.PAPER, P.SEARCH, P.LM_EVAL, P.ICL, P.CLAIM),
@@ -210,7 +222,7 @@ STAGES: tuple[Stage, ...] = (
                     report={"patterns": ["{paper}/{name}.png"], "category": "Figures", "subcategory": "{paper}",
                             "labels": {"paper": "{paper}", "figure": "{name}"}})),
           params=("description", "data", "model", "train", "evaluate", "method_cfg", "task_cfg", "task_method_cfg",
-                  "xelm"),
+                  "lm_data", "xelm"),
           jobs=("methods",), reads_if=((P.PREPARED, "translation"),), local=True,
           note="every experiment of the run (Snakemake: all of a paper's with --config paper=P)"),
 )

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from lsnmt.config import Experiment, Params
 from lsnmt.protocol.markdown import table
 from lsnmt.xelm.config import LMTrainConfig, XelmConfig
+from lsnmt.xelm.data_config import LMDataConfig
 
 EXPERIMENTS = ("mc4_xelm",)
 """The x-elm experiments of the papers (``papers.xelm``)."""
@@ -26,10 +27,17 @@ def _budget(t: LMTrainConfig) -> str:
             f"lr {t.lr:g} {t.schedule}, {t.warmup_updates} warm-up")
 
 
+def _lm(e: Experiment) -> LMDataConfig:
+    if e.lm_data is None:
+        raise ValueError(f"experiment {e.name!r} has no lm_data section")
+    return e.lm_data
+
+
 def _data(e: Experiment, x: XelmConfig) -> str:
     caps = [f"{lang} {n}" for s in e.data.sources for lang, n in s.shards.items()]
-    return (f"mC4, {len(x.seen(e.data.languages))} pretraining languages ({' '.join(x.seen(e.data.languages))}), "
-            f"first shards: {', '.join(caps) or 'all'}; {x.data.valid_docs} validation documents per language")
+    seen = _lm(e).seen(e.data.languages)
+    return (f"mC4, {len(seen)} pretraining languages ({' '.join(seen)}), first shards: {', '.join(caps) or 'all'}; "
+            f"{_lm(e).valid_docs} validation documents per language")
 
 
 SETTINGS: dict[str, tuple[Callable[[Experiment, XelmConfig], str], str]] = {
@@ -38,7 +46,7 @@ SETTINGS: dict[str, tuple[Callable[[Experiment, XelmConfig], str], str]] = {
     "model": (lambda e, x: (f"decoder-only, {x.lm.layers} layers, d {x.lm.embed_dim}, FFN {x.lm.ffn_dim}, "
                             f"{x.lm.heads} heads, {x.lm.activation}, {x.lm.block_size}-token blocks"),
               "Sec. 5.2 (XGLM-1.7B's architecture), App. A.1 (sequence length 2048)"),
-    "seed": (lambda e, x: (f"{x.init}: {x.pretrained}" if x.init == "xglm" else
+    "seed": (lambda e, x: (f"{_lm(e).init}: {_lm(e).pretrained}" if _lm(e).init == "xglm" else
                            f"scratch, {_budget(x.seed)}"),
              "Sec. 3.1, 5.2 (every expert branches from XGLM-1.7B's weights and keeps its tokenizer)"),
     "experts": (lambda e, x: f"k in {list(x.experts.k)} (main k = {x.experts.main_k}); {_budget(x.experts)}",
@@ -60,7 +68,7 @@ SETTINGS: dict[str, tuple[Callable[[Experiment, XelmConfig], str], str]] = {
                  "its k = 4 sets are those xl-btm/cluster_dists.py records for the trained experts)"),
     "ensemble": (lambda e, x: f"T = {x.ensemble.temperature:g}, top-m {list(x.ensemble.top_m)}",
                  "Sec. 3.3 (c-BTM's weights), Table 8 (m = 2, 4 of 8)"),
-    "hmr": (lambda e, x: (f"targets {' '.join(x.hmr.targets)}, donors "
+    "hmr": (lambda e, x: (f"targets {' '.join(_lm(e).targets)}, donors "
                           f"{', '.join(f'{t}<-{d}' for t, d in x.hmr.donors.items())}; {_budget(x.hmr)}"),
             "Sec. 6.3, Table 2 (az he pl sv and their donors); budget not stated: one 10.5B-token budget (our "
             "choice); optimizer as the experts'"),

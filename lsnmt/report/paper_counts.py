@@ -31,13 +31,14 @@ from typing import Any, Literal
 import pandas as pd
 from torch import nn
 
-from lsnmt.config import Experiment, ModelConfig, Params
+from lsnmt.config import Experiment, Params
 from lsnmt.io import DataError
 from lsnmt.methods import resolve, resolve_task, with_route
 from lsnmt.report import paper as paper_tables
 from lsnmt.tasks.data import NER_LABELS
 from lsnmt.typed import ConfigError, SafeName, build, load_yaml
 from models.build import build_transformer
+from models.config.model import ModelConfig
 from models.meta import meta_device
 from models.param_count import deployed_params, fairseq_dict_size, inference_params, train_params
 from models.xlmr import count_meta

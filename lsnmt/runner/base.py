@@ -1,7 +1,7 @@
-"""The stage runner's core, which reads no params.yaml: identity arguments, logging, and the guard around a stage's
-work (:func:`guarded`). :mod:`lsnmt.runner.stage` loads the whole typed params.yaml on top of it; a data stage
-loads its own sections only (:func:`lsnmt.data.stage.run_data`), so that its code dependencies hold no schema it
-does not read.
+"""The stage runner's core: identity arguments, logging, the guard around a stage's work (:func:`guarded`), and
+:func:`run_stage`, the entry of a stage that reads its view of params.yaml (:mod:`lsnmt.view`: the sections it
+uses, nothing else), so that its code dependencies hold no schema it does not read. The stages not yet on views
+load the whole typed params.yaml on top of it (:mod:`lsnmt.runner.stage`).
 
 Stages take only identity arguments (which experiment, where to log); every
 hyperparameter comes from ``params.yaml``. Logging goes to stderr and, with
@@ -24,7 +24,8 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -33,8 +34,10 @@ from lsnmt.runner import lock
 from lsnmt.runner.console import console_handler, stage_clock
 from lsnmt.stops import Interrupted, OutOfMemory, StopSignal, pending_stop
 from lsnmt.typed import ConfigError
+from lsnmt.view import job_list, load_view
 
 T = TypeVar("T")
+V = TypeVar("V")
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
 """What stops a stage cleanly (the training loop's own: ``lsnmt.train.loop.STOP_SIGNALS``)."""
@@ -77,6 +80,26 @@ def load_or_exit(name: str, load: Callable[[], T]) -> T:
     except ConfigError as exc:
         logging.getLogger(f"stages.{name}").error("%s", exc)
         raise SystemExit(2) from None
+
+
+@dataclass(frozen=True)
+class Job:
+    """Who a stage runs for: the experiment, and the job lists it asked for (``tasks``, ...)."""
+
+    experiment: str
+    lists: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def run_stage(name: str, view: type[V], fn: Callable[[V, Job], object], argv: list[str] | None = None, *,
+              lists: tuple[str, ...] = ()) -> None:
+    """The entry of stage ``name``: parse ``--experiment/--params/--log``, load ``view`` of the experiment (the keys
+    the stage reads: :func:`lsnmt.view.load_view`) and the job ``lists`` (:func:`lsnmt.view.job_list`), one line
+    naming the file and key on an error, then run ``fn(view, job)`` guarded. The stage hands sections or flat values
+    on from there."""
+    args = parse_args(name, argv)
+    exp, cfg = load_or_exit(name, lambda: load_view(args.params, args.experiment, view))
+    jobs = load_or_exit(name, lambda: {key: job_list(args.params, exp, key) for key in lists})
+    guarded(name, lambda: fn(cfg, Job(exp, jobs)), (exp, None))
 
 
 def guarded(name: str, call, job: tuple[str, str | None] | None = None) -> None:

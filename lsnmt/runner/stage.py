@@ -2,7 +2,7 @@
 and its guard (:mod:`lsnmt.runner.base`, re-exported here), and the whole typed params.yaml (``Params.load``:
 every section checked), from which the stage takes its experiment and job lists.
 
-The data stages load their own sections only (:func:`lsnmt.data.stage.run_data`): they import no method, training
+The data stages load their view only (:func:`lsnmt.runner.base.run_stage`): they import no method, training
 or x-elm schema, and editing one reruns none of them.
 """
 

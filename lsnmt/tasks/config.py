@@ -17,29 +17,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
+from lsnmt.data.config import DownloadConfig, TaskSource
 from lsnmt.languages import is_known
-from lsnmt.typed import Count, FieldError, NonNegative, Positive, Range, Rate, Seed, Sha256
+from lsnmt.typed import Count, FieldError, NonNegative, Positive, Range, Rate, SafeName, Seed
 from models.config.xlmr import EncoderConfig
 
 TYDIQA_LANGUAGES: dict[str, str] = {
     "ar": "arabic", "bn": "bengali", "en": "english", "fi": "finnish", "id": "indonesian", "ko": "korean",
     "ru": "russian", "sw": "swahili", "te": "telugu"}
 """TyDiQA-GoldP's languages: ISO code -> the prefix of its example ids (``bengali--1234-0``)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class TaskSource:
-    """Where the ``download`` stage gets the dataset (``lsnmt/data/sources/{wikiann,tydiqa}.py``)."""
-
-    kind: Literal["wikiann", "tydiqa"]
-    """``wikiann``: Rahimi et al.'s split files (``panx_dataset.tar``); ``tydiqa``: the official GoldP JSON."""
-    path: str | None = None
-    """A local copy: the release file(s) or a directory holding them (extracted or not)."""
-    url: str | None = None
-    """Override of the catalogue URL (one-file releases only: ``wikiann``)."""
-    sha256: Sha256 | None = None
-    mirror: str | None = None
-    """Base URL or local directory that replaces the catalogue host (same file names)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,3 +89,21 @@ class TaskConfig:
         if self.kind == "qa" and self.max_length - self.max_query_length - 4 < 1:
             raise FieldError("max_length", f"{self.max_length} leaves no room for the context after "
                              f"max_query_length {self.max_query_length} and 4 special pieces")
+
+
+# The task stages' views (lsnmt.view): exactly the keys each reads; their job lists come with the runner (``tasks``,
+# ``task_methods``: :func:`lsnmt.view.job_list`).
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskPrepView:
+    """``task_prep``: the tasks (their sources, languages and features' settings) and how to download."""
+
+    task_cfg: dict[SafeName, TaskConfig] = field(default_factory=dict)
+    download: DownloadConfig = field(default_factory=DownloadConfig)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskEvalView:
+    """``task_eval`` reads no section: it scores the predictions ``task_train`` wrote (its outputs, which it depends
+    on), so a task setting reruns it through them, never by itself."""

@@ -1,7 +1,8 @@
-"""The ``task_prep`` stage: raw task data -> tokenizer and sub-word features, per task and language.
+"""The ``task_prep`` stage: each task's dataset, fetched, -> tokenizer and sub-word features, per task and language.
 
-Reads ``data/{exp}/raw/tasks/{task}`` (written by ``download``) and writes, for every task of the
-top-level ``tasks`` list, ``data/{exp}/tasks/{task}/``::
+Fetches the dataset of every task of the ``tasks`` list into ``data/{exp}/task_raw/tasks/{task}``, with its
+manifest (:func:`lsnmt.data.download.download_tasks`: ``download`` reads no task setting), and writes
+``data/{exp}/tasks/{task}/``::
 
     tokenizer.json                       the task's tokenizer (lsnmt.tasks.tokenizer)
     {train,valid,test}/{lang}.jsonl      one feature per line (lsnmt.tasks.features); QA: one per window
@@ -16,10 +17,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from lsnmt.config import Experiment
+from lsnmt.data.config import DownloadConfig
+from lsnmt.data.download import download_tasks
 from lsnmt.data.layout import raw_task_dir
 from lsnmt.io import DataError, atomic_dir, write_json
 from lsnmt.runner.progress import progress
@@ -123,15 +126,17 @@ def prep_task(name: str, task: TaskConfig, raw: Path, out: Path) -> dict[str, An
     return meta
 
 
-def prep(exp: Experiment, tasks: tuple[str, ...], raw_root: Path, out_root: Path) -> None:
-    """Every task of ``tasks`` into ``out_root/{task}`` (``out_root`` swapped in atomically)."""
+def prep(task_cfg: Mapping[str, TaskConfig], tasks: tuple[str, ...], dl: DownloadConfig, raw_root: Path,
+         out_root: Path) -> None:
+    """Fetch every task of ``tasks`` (entries of ``task_cfg``) into ``raw_root`` (``dl``: how), then prepare each
+    into ``out_root/{task}`` (both swapped in atomically)."""
     for name in tasks:
-        if name not in exp.task_cfg:
-            raise DataError(f"task {name!r} is not defined under experiments.{exp.name}.task_cfg "
-                            f"(known: {', '.join(exp.task_cfg) or 'none'})")
+        if name not in task_cfg:
+            raise DataError(f"task {name!r} is not defined under task_cfg (known: {', '.join(task_cfg) or 'none'})")
+    download_tasks({name: (task_cfg[name].source, task_cfg[name].languages) for name in tasks}, dl, raw_root)
     with atomic_dir(out_root) as tmp:
         for name in tasks:
-            meta = prep_task(name, exp.task_cfg[name], raw_task_dir(raw_root, name), tmp / name)
+            meta = prep_task(name, task_cfg[name], raw_task_dir(raw_root, name), tmp / name)
             log.info("task %s (%s): %s, vocabulary %d", name, meta["kind"], json.dumps(meta["counts"]),
                      meta["vocab_size"])
         write_json(tmp / "tasks.json", {"tasks": list(tasks)})

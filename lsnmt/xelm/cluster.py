@@ -26,7 +26,6 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from lsnmt.config import Experiment
 from lsnmt.io import DataError, atomic_dir, atomic_write, iter_lines, write_json
 from lsnmt.xelm import tfidf, typology
 from lsnmt.xelm.config import XelmConfig
@@ -156,14 +155,13 @@ def run_typology(cfg: XelmConfig, langs: list[str], targets: list[str], out: Pat
     return {"rounds": len(rounds), "donors": donors}
 
 
-def cluster(exp: Experiment, lm_dir: Path, out: Path) -> dict:
-    """Run both allocations into ``out`` atomically."""
-    assert exp.xelm is not None
+def cluster(cfg: XelmConfig, lm_dir: Path, out: Path) -> dict:
+    """Run both allocations of ``cfg`` (the ``xelm`` section) into ``out`` atomically."""
     meta = load_meta(lm_dir)
     langs, targets = list(meta["languages"]), list(meta["targets"])
     docs = {x: int(meta["docs"]["train"][x]) for x in langs}
     with atomic_dir(out) as tmp, threadpool_limits(limits=1):  # one BLAS thread: the same floats every run
         write_json(tmp / "docs.json", {"languages": langs, "docs": docs})
-        tf = run_tfidf(exp.xelm, lm_dir, langs, docs, tmp)
-        ty = run_typology(exp.xelm, langs, targets, tmp)
+        tf = run_tfidf(cfg, lm_dir, langs, docs, tmp)
+        ty = run_typology(cfg, langs, targets, tmp)
     return {"tfidf": {k: v["docs"] for k, v in tf.items()}, "typology": ty}

@@ -1,4 +1,7 @@
-"""The ``xelm:`` section of an experiment: x-elm's decoder-only LM, budgets, clustering, ensembles, HMR, ICL.
+"""x-elm's ``xelm`` section: the decoder-only LM, budgets, clustering, ensembles, HMR, ICL: what the LM trainings
+and evaluations read besides ``lm_data`` (:mod:`lsnmt.xelm.data_config`: the languages, the seed's origin, the LMs'
+text and tokenizer). Two sections in two modules, so that editing an LM training setting, or its schema here,
+reruns no ``lm_data`` (DVC and Snakemake track sections and the files a stage imports).
 
 Every field names the paper's section or table it follows; where the paper is silent the choice is marked
 *(choice)* and explained. The expert jobs of an experiment are enumerated by :func:`expert_ids`; params.yaml's
@@ -12,8 +15,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
-from lsnmt.data.config import DataExperiment
+from lsnmt.data.config import DownloadConfig
 from lsnmt.typed import Count, FieldError, Range, Seed
+from lsnmt.xelm.data_config import LMDataConfig
 from models.config.lm import LMConfig
 
 ALLOCATIONS = ("tfidf", "typology")
@@ -21,27 +25,6 @@ ALLOCATIONS = ("tfidf", "typology")
 DENSE = "dense-k1-e0"
 """The k = 1 dense baseline (Sec. 5.3): trained like an expert on all the data with the whole budget."""
 _ID = re.compile(r"^(dense|tfidf|typology)-k(\d+)-e(\d+)$")
-
-
-@dataclass(frozen=True, kw_only=True)
-class LMDataConfig:
-    """What the ``lm_data`` stage keeps of each language's monolingual text."""
-
-    valid_docs: int = 5000
-    """Perplexity on the first N validation documents of each language (x-elm Sec. 5.4: 5,000)."""
-    max_train_docs: int | None = None
-    """Keep at most the first N training documents per language (``None``: all)."""
-    dedup: bool = True
-    """*(choice)* Drop repeated training documents of a language (the default's English side repeats across
-    Tatoeba pairs)."""
-    vocab_size: int | None = None
-    """``None``: tokenise with the experiment's shared sentencepiece model (``data/{exp}/spm``; x-elm keeps
-    XGLM's). A size: ``lm_data`` trains an LM tokenizer of that size (the ``spm`` stage's recipe and settings,
-    ``spm_sentences`` per language) on the pretraining languages only, e.g. a small vocabulary whose softmax a CPU
-    can afford. Required with ``init: scratch`` and HMR targets: the shared model is trained on every data
-    language, the targets included, so a seed trained from scratch on it would not meet them as unseen."""
-    spm_sentences: int = 20_000
-    """Balanced sample per language for the LM tokenizer (with ``vocab_size``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -180,24 +163,21 @@ class EnsembleConfig:
 class HMRConfig(LMTrainConfig):
     """Hierarchical multi-round training for new languages (x-elm Sec. 4, 6.3) and its dense LAPT baseline.
 
-    One HMR expert per target, branched from the ``main_k`` typology expert of the target's donor and trained on
-    donor + target text with ``batch_tokens / len(targets)`` per update; dense LAPT continues the k = 1 dense
-    model on all targets and donors with ``batch_tokens`` per update, so both use the same compute *(choice:
-    the paper does not give the HMR budget)*.
+    One HMR expert per target (``lm_data.targets``), branched from the ``main_k`` typology expert of the target's
+    donor and trained on donor + target text with ``batch_tokens / len(targets)`` per update; dense LAPT continues
+    the k = 1 dense model on all targets and donors with ``batch_tokens`` per update, so both use the same compute
+    *(choice: the paper does not give the HMR budget)*.
     """
 
     updates: int = 0
     batch_tokens: int = 0
     lr: float = 1.5e-4
-    targets: tuple[str, ...] = ()
-    """New languages, unseen by the seed and the experts (x-elm Sec. 6.3: az, he, pl, sv)."""
     donors: dict[str, str] = field(default_factory=dict)
-    """target -> donor; a target not listed gets the seen language nearest by the typology distance (x-elm
-    Sec. 6.3 "assigned with the language similarity metric used for typological clustering")."""
+    """target (of ``lm_data.targets``) -> donor; a target not listed gets the seen language nearest by the typology
+    distance (x-elm Sec. 6.3 "assigned with the language similarity metric used for typological clustering")."""
 
     def __post_init__(self) -> None:
-        if self.targets:  # the budget is needed only when there is something to adapt to
-            super().__post_init__()
+        pass  # the budget is checked only where there is something to adapt to: check_xelm, with lm_data.targets
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -221,18 +201,9 @@ class ICLConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class XelmConfig:
-    languages: tuple[str, ...] = ()
-    """Pretraining languages of the seed and the experts (``()``: every data language that is not an HMR
-    target)."""
+    """The ``xelm`` section: the LMs and their trainings and evaluations (with ``lm_data``: :func:`check_xelm`)."""
+
     lm: LMConfig
-    data: LMDataConfig = field(default_factory=LMDataConfig)
-    init: Literal["xglm", "scratch"] = "scratch"
-    """Where the seed comes from. ``xglm``: XGLM's released weights and tokenizer, ``pretrained`` (x-elm Sec. 3.1,
-    5.2; ``lsnmt/xelm/xglm.py``); ``lm`` must describe that checkpoint. ``scratch`` *(for machines without the
-    weights)*: an LM of ``lm`` trained first on the same text with ``seed``; the report then compares perplexities
-    with the paper only relatively (gains over the dense model), as tokenizer and seed differ."""
-    pretrained: str = "facebook/xglm-1.7B"
-    """With ``init: xglm``: a Hugging Face id or a local ``save_pretrained`` directory (relative to the repository)."""
     seed: LMTrainConfig
     """Training of the ``scratch`` seed (unused with ``init: xglm``)."""
     experts: ExpertsConfig
@@ -261,48 +232,41 @@ class XelmConfig:
     def __post_init__(self) -> None:
         if self.nodes > 1 and self.gpus_per_node < 1:
             raise FieldError("nodes", "several nodes need gpus_per_node >= 1")
-        if self.init == "xglm" and self.data.vocab_size is not None:
-            raise FieldError("data.vocab_size", "init: xglm brings XGLM's tokenizer; leave vocab_size unset")
-        if self.init == "scratch" and self.data.vocab_size is None and self.hmr.targets:
-            raise FieldError("data.vocab_size", "init: scratch with HMR targets needs its own LM tokenizer (a size "
-                             "here, trained on the pretraining languages only): the experiment's spm model is "
-                             "trained on the HMR targets too, which the seed must not have seen (x-elm Sec. 6.3)")
-        if set(self.languages) & set(self.hmr.targets):
-            raise FieldError("hmr.targets", "an HMR target must not be one of xelm.languages (it is a new language)")
         for i, m in enumerate(self.ensemble.top_m):
             if not 1 <= m < self.experts.main_k:
                 raise FieldError(f"ensemble.top_m[{i}]", f"m must be in [1, main_k = {self.experts.main_k}), got {m}")
-        for t, d in self.hmr.donors.items():
-            if t not in self.hmr.targets:
-                raise FieldError(f"hmr.donors.{t}", f"{t!r} is not one of hmr.targets {list(self.hmr.targets)}")
-            if self.languages and d not in self.languages:
-                raise FieldError(f"hmr.donors.{t}", f"donor {d!r} is not one of xelm.languages")
         block = self.lm.block_size
         budgets = [("seed.batch_tokens", self.seed.batch_tokens, 1)]
         budgets += [("experts.batch_tokens", self.experts.batch_tokens, k) for k in (1, *self.experts.k)]
-        if self.hmr.targets:
-            budgets.append(("hmr.batch_tokens", self.hmr.batch_tokens, len(self.hmr.targets)))
         for name, tokens, parts in budgets:
             if tokens % (parts * block):
                 raise FieldError(name, f"{tokens} tokens do not split into {parts} part(s) of whole "
                                  f"{block}-token blocks (lm.block_size)")
 
-    def seen(self, data_languages: tuple[str, ...]) -> tuple[str, ...]:
-        """The pretraining languages: ``languages`` or every data language that is not an HMR target."""
-        return self.languages or tuple(x for x in data_languages if x not in self.hmr.targets)
 
-    def check(self, data_languages: tuple[str, ...]) -> None:
-        """Every language is one of ``data.languages``; each k is reachable by the typology hierarchy."""
-        for name, codes in (("languages", self.languages), ("hmr.targets", self.hmr.targets)):
-            for i, code in enumerate(codes):
-                if code not in data_languages:
-                    raise FieldError(f"xelm.{name}[{i}]", f"{code!r} is not in data.languages")
-        n = len(self.seen(data_languages))
-        sizes = hierarchy_sizes(n)
-        for i, k in enumerate(self.experts.k):
-            if k not in sizes:
-                raise FieldError(f"xelm.experts.k[{i}]", f"{n} languages merge pairwise into {sizes} clusters, "
-                                 f"not {k} (x-elm Sec. 3.2's balanced hierarchy)")
+def check_xelm(lm: LMDataConfig, x: XelmConfig, data_languages: tuple[str, ...]) -> None:
+    """The two x-elm sections agree: HMR's budget and donors fit ``lm.targets``, each k is reachable by the
+    typology hierarchy of the pretraining languages. Raises :class:`FieldError` naming ``xelm.<key>``."""
+    if lm.targets:  # the budget is needed only when there is something to adapt to
+        try:
+            LMTrainConfig.__post_init__(x.hmr)
+        except FieldError as exc:
+            raise FieldError(f"xelm.hmr.{exc.field}", exc.message) from None
+        tokens, parts, block = x.hmr.batch_tokens, len(lm.targets), x.lm.block_size
+        if tokens % (parts * block):
+            raise FieldError("xelm.hmr.batch_tokens", f"{tokens} tokens do not split into {parts} part(s) of whole "
+                             f"{block}-token blocks (lm.block_size)")
+    for t, d in x.hmr.donors.items():
+        if t not in lm.targets:
+            raise FieldError(f"xelm.hmr.donors.{t}", f"{t!r} is not one of lm_data.targets {list(lm.targets)}")
+        if lm.languages and d not in lm.languages:
+            raise FieldError(f"xelm.hmr.donors.{t}", f"donor {d!r} is not one of lm_data.languages")
+    n = len(lm.seen(data_languages))
+    sizes = hierarchy_sizes(n)
+    for i, k in enumerate(x.experts.k):
+        if k not in sizes:
+            raise FieldError(f"xelm.experts.k[{i}]", f"{n} languages merge pairwise into {sizes} clusters, "
+                             f"not {k} (x-elm Sec. 3.2's balanced hierarchy)")
 
 
 def hierarchy_sizes(n: int) -> list[int]:
@@ -336,15 +300,17 @@ class ExpertId:
 
 
 @dataclass(frozen=True, kw_only=True)
-class LMDataExperiment(DataExperiment):
-    """What ``lm_data`` reads of an experiment: the data sections and ``xelm`` (loaded alone by
-    :func:`lsnmt.data.config.load_data_experiment`, so the stage imports no method or training schema);
-    :class:`lsnmt.config.Experiment` adds every later stage's sections."""
+class XelmView:
+    """What ``cluster`` and ``lm_eval`` read (:mod:`lsnmt.view`): the ``xelm`` section only; the languages and
+    targets come with ``lm_data``'s output (``meta.json``), which they depend on."""
 
     xelm: XelmConfig | None = None
-    """Cross-lingual expert LMs (x-elm, ``lsnmt/xelm/``); ``None``: the experiment runs no x-elm stage."""
+    """``None``: the experiment runs no x-elm stage (the stage writes "not configured")."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.xelm is not None:
-            self.xelm.check(self.data.languages)
+
+@dataclass(frozen=True, kw_only=True)
+class IclView:
+    """What ``lm_icl`` reads: ``download`` (retries and timeout of a dataset's download) and ``xelm``."""
+
+    download: DownloadConfig = field(default_factory=DownloadConfig)
+    xelm: XelmConfig | None = None

@@ -12,16 +12,16 @@ from pathlib import Path
 
 from lsnmt import paths as P
 from lsnmt.io import atomic_dir, write_json
-from lsnmt.xelm.config import LMDataExperiment
 
 log = logging.getLogger(__name__)
 
 
-def not_configured(exp: LMDataExperiment, out: Path) -> bool:
-    """``True`` (after writing ``out/status.json``) when ``exp`` has no ``xelm`` section."""
-    if exp.xelm is not None:
+def not_configured(exp: str, lm_data: object | None, out: Path) -> bool:
+    """``True`` (after writing ``out/status.json``) when experiment ``exp`` has no x-elm sections (``lm_data``, the
+    ``lm_data`` section, is ``None``)."""
+    if lm_data is not None:
         return False
-    reason = f"experiments.{exp.name} has no xelm section"
+    reason = f"experiments.{exp} has no lm_data and xelm sections"
     log.warning("%s: nothing to do for %s", reason, out)
     with atomic_dir(out) as tmp:
         write_json(tmp / "status.json", {"status": "not configured", "reason": reason})

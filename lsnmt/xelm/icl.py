@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from lsnmt import paths as P
-from lsnmt.config import Experiment
+from lsnmt.data.config import DownloadConfig
 from lsnmt.io import atomic_dir, write_json
 from lsnmt.xelm import tfidf
-from lsnmt.xelm.config import DENSE
+from lsnmt.xelm.config import DENSE, XelmConfig
 from lsnmt.xelm.icl_data import LANGUAGES, READERS, SPLITS, Example, Unavailable, obtain
 from lsnmt.xelm.lmdata import load_meta, tokenizer
 from lsnmt.xelm.perplexities import write_tsv
@@ -85,18 +85,18 @@ def _json(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def build_cases(exp: Experiment, lm_dir: Path, cluster_dir: Path, status: dict[str, str]) -> list[Case]:
+def build_cases(x: XelmConfig, dl: DownloadConfig, lm_dir: Path, cluster_dir: Path, status: dict[str, str]
+                ) -> list[Case]:
     """Every case whose data is present; the reasons of what is absent go to ``status``."""
-    assert exp.xelm is not None
-    cfg, meta, sp = exp.xelm.icl, load_meta(lm_dir), tokenizer(lm_dir)
-    main = exp.xelm.experts.main_k
+    cfg, meta, sp = x.icl, load_meta(lm_dir), tokenizer(lm_dir)
+    main = x.experts.main_k
     ty = _json(cluster_dir / "typology" / f"k{main}.json")["expert_of"]
     tf = _json(cluster_dir / "tfidf" / f"k{main}" / "summary.json")["top1"]
     cases = []
     for task in cfg.tasks:
         try:
-            root = obtain(task, Path(cfg.path), cfg.download, retries=exp.download.retries,
-                          timeout=exp.download.timeout)
+            root = obtain(task, Path(cfg.path), cfg.download, retries=dl.retries,
+                          timeout=dl.timeout)
         except Unavailable as exc:
             status[task] = f"not run: {exc}"
             continue
@@ -120,31 +120,31 @@ def build_cases(exp: Experiment, lm_dir: Path, cluster_dir: Path, status: dict[s
                     if shots and "en" in ty:
                         case.models["typology_en"] = f"typology-k{main}-e{ty['en']}"
                     context = demonstrations(demos, shots, cfg.seed, run) if shots and demos else ""
-                    encode(case, context, sp, meta["eos"], exp.xelm.lm.block_size)
+                    encode(case, context, sp, meta["eos"], x.lm.block_size)
                     cases.append(case)
         status.setdefault(task, "ok")
     return cases
 
 
-def score_cases(exp: Experiment, cases: list[Case], lm_dir: Path, cluster_dir: Path) -> dict[tuple, list[float]]:
+def score_cases(x: XelmConfig, experiment: str, cases: list[Case], lm_dir: Path, cluster_dir: Path
+                ) -> dict[tuple, list[float]]:
     """``(case index, setting) -> mean candidate log-probability`` for every (example, candidate)."""
-    assert exp.xelm is not None
-    main, meta, device = exp.xelm.experts.main_k, load_meta(lm_dir), device_for(exp.xelm.threads)
+    main, meta, device = x.experts.main_k, load_meta(lm_dir), device_for(x.threads)
     experts = [f"tfidf-k{main}-e{e}" for e in range(main)]
     emb = tfidf.load_embedder(cluster_dir / "tfidf")
     centroids = np.load(cluster_dir / "tfidf" / f"k{main}" / "centroids.npy")
     for case in cases:
         phi = tfidf.embed(emb, [" ".join(ex.fields) for ex in case.examples])
-        case.weights = tfidf.ensemble_weights(phi, centroids, exp.xelm.ensemble.temperature)
+        case.weights = tfidf.ensemble_weights(phi, centroids, x.ensemble.temperature)
     needed = sorted({m for c in cases for m in c.models.values() if m != "ensemble"} | set(experts))
     token_lp: dict[tuple[int, str], list[np.ndarray]] = {}
     for name in needed:
-        path = P.at(P.SEED, exp.name) / "model.pt" if name == "seed" else \
-            P.at(P.EXPERT, exp.name, expert=name) / "model.pt"
+        path = P.at(P.SEED, experiment) / "model.pt" if name == "seed" else \
+            P.at(P.EXPERT, experiment, expert=name) / "model.pt"
         model = load_lm(path, device)
         for i, case in enumerate(cases):
             if name in case.models.values() or name in experts:
-                lps = token_logprobs(model, case.seqs, block=exp.xelm.lm.block_size, pad=meta["pad"], device=device)
+                lps = token_logprobs(model, case.seqs, block=x.lm.block_size, pad=meta["pad"], device=device)
                 token_lp[(i, name)] = [lp[len(lp) - n:] for lp, n in zip(lps, case.scored, strict=True)]
         log.info("icl: scored %s", name)
     out: dict[tuple, list[float]] = {}
@@ -169,17 +169,18 @@ def _mixed(case: Case, expert_lps: list[list[np.ndarray]]) -> list[np.ndarray]:
     return out
 
 
-def run_icl(exp: Experiment, lm_dir: Path, cluster_dir: Path, out: Path) -> dict:
-    """Evaluate every available task; write ``results.tsv`` and ``summary.json`` into ``out`` atomically."""
+def run_icl(x: XelmConfig, dl: DownloadConfig, experiment: str, lm_dir: Path, cluster_dir: Path, out: Path) -> dict:
+    """Evaluate every available task of ``x.icl`` (``dl``: how to download a dataset) with ``experiment``'s models;
+    write ``results.tsv`` and ``summary.json`` into ``out`` atomically."""
     status: dict[str, str] = {}
-    cases = build_cases(exp, lm_dir, cluster_dir, status)
-    scores = score_cases(exp, cases, lm_dir, cluster_dir) if cases else {}
+    cases = build_cases(x, dl, lm_dir, cluster_dir, status)
+    scores = score_cases(x, experiment, cases, lm_dir, cluster_dir) if cases else {}
     acc: dict[tuple[str, int, str, str], list[float]] = {}
     for i, case in enumerate(cases):
         for setting in case.models:
             acc.setdefault((case.task, case.shots, setting, case.lang), []).append(accuracy(case, scores[(i, setting)]))
-    rows = [[t, s, st, x, 100 * float(np.mean(v)), len(v)] for (t, s, st, x), v in sorted(acc.items())]
-    summary = {"status": status, "main_k": exp.xelm.experts.main_k if exp.xelm else None, "table3": table3(rows)}
+    rows = [[t, s, st, lang, 100 * float(np.mean(v)), len(v)] for (t, s, st, lang), v in sorted(acc.items())]
+    summary = {"status": status, "main_k": x.experts.main_k, "table3": table3(rows)}
     with atomic_dir(out) as tmp:
         write_tsv(tmp / "results.tsv", ["task", "shots", "setting", "lang", "accuracy", "runs"], rows)
         write_json(tmp / "summary.json", summary)

@@ -38,6 +38,11 @@ def _cfg(exp: Experiment) -> XelmConfig:
     return exp.xelm
 
 
+def _targets(exp: Experiment) -> tuple[str, ...]:
+    """``lm_data.targets``: the HMR targets (``Experiment`` has ``lm_data`` where it has ``xelm``)."""
+    return () if exp.lm_data is None else exp.lm_data.targets
+
+
 def _read(path: Path) -> dict:
     if not path.is_file():
         raise DataError(f"{path}: not found (run the stage that writes it first)")
@@ -95,18 +100,19 @@ def donor_expert(exp: Experiment, cluster_dir: Path, target: str) -> str:
 
 
 def hmr_job(exp: Experiment, target: str, lm_dir: Path, cluster_dir: Path) -> LMJob:
-    cfg = _cfg(exp)
-    if target not in cfg.hmr.targets:
-        raise DataError(f"{target!r} is not one of xelm.hmr.targets {list(cfg.hmr.targets)}")
+    cfg, targets = _cfg(exp), _targets(exp)
+    if target not in targets:
+        raise DataError(f"{target!r} is not one of lm_data.targets {list(targets)}")
     donor = donors(cluster_dir)[target]
     init = P.at(P.EXPERT, exp.name, expert=donor_expert(exp, cluster_dir, target)) / "model.pt"
-    return LMJob(f"hmr-{target}", cfg.hmr, cfg.hmr.batch_tokens // len(cfg.hmr.targets),
+    return LMJob(f"hmr-{target}", cfg.hmr, cfg.hmr.batch_tokens // len(targets),
                  Selection.languages(lm_dir, [donor, target]), init=init)
 
 
 def lapt_job(exp: Experiment, lm_dir: Path, cluster_dir: Path) -> LMJob:
     cfg = _cfg(exp)
     d = donors(cluster_dir)
-    langs = list(dict.fromkeys([*cfg.hmr.targets, *(d[t] for t in cfg.hmr.targets)]))
+    targets = _targets(exp)
+    langs = list(dict.fromkeys([*targets, *(d[t] for t in targets)]))
     init = P.at(P.EXPERT, exp.name, expert="dense-k1-e0") / "model.pt"
     return LMJob("lapt", cfg.hmr, cfg.hmr.batch_tokens, Selection.languages(lm_dir, langs), init=init)

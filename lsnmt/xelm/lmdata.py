@@ -4,14 +4,14 @@ Sources, per language ``l`` (the pretraining languages and the HMR targets):
 
 * training documents: monolingual corpora (``prepared/mono/train/{corpus}.{l}``, mC4) and the ``l`` side of
   every prepared training direction into ``l`` (``prepared/train/{s}-{l}/{corpus}.tgt``: the untagged side;
-  the default's Tatoeba pairs), exact repeats dropped (``xelm.data.dedup``), at most ``max_train_docs``;
+  the default's Tatoeba pairs), exact repeats dropped (``lm_data.dedup``), at most ``max_train_docs``;
 * validation documents: the first ``valid_docs`` lines of the monolingual validation file, or else of the first
   prepared validation direction into ``l`` (``prepared/valid/{s}-{l}.tgt``; the default's FLORES-200 dev).
   x-elm Sec. 5.4 scores the first 5,000 mC4 validation documents of each language.
 
-Tokens come from XGLM's tokenizer with ``xelm.init: xglm`` (``lsnmt/xelm/xglm.py``; x-elm keeps XGLM's), else
+Tokens come from XGLM's tokenizer with ``lm_data.init: xglm`` (``lsnmt/xelm/xglm.py``; x-elm keeps XGLM's), else
 from the experiment's shared sentencepiece model (``data/{exp}/spm``) or, with
-``xelm.data.vocab_size``, from an LM tokenizer trained here by the ``spm`` stage's recipe (``lm/spm``) on the
+``lm_data.vocab_size``, from an LM tokenizer trained here by the ``spm`` stage's recipe (``lm/spm``) on the
 pretraining languages only: like XGLM's, it never sees the HMR targets (x-elm Sec. 6.3's unseen languages); shards
 follow :mod:`lsnmt.data.shards` (no EOS stored). ``meta.json`` records the special ids, documents, tokens and
 bytes per language (``bytes``: the UTF-8 size of ``{split}/{lang}.txt``, one newline per document: x-elm Table 5's
@@ -29,14 +29,14 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from lsnmt.data.config import DataConfig
+from lsnmt.data.config import DataConfig, SpmConfig, SpmView
 from lsnmt.data.dedup import Seen, chunks
 from lsnmt.data.shards import ShardWriter
 from lsnmt.data.spm import train_spm
 from lsnmt.io import DataError, atomic_dir, iter_lines, write_json
 from lsnmt.runner.progress import progress
 from lsnmt.xelm import xglm
-from lsnmt.xelm.config import LMDataExperiment, XelmConfig
+from lsnmt.xelm.data_config import LMDataConfig
 
 log = logging.getLogger(__name__)
 
@@ -79,55 +79,42 @@ def _write(docs: Iterator[str], sp: spm.SentencePieceProcessor | xglm.Tokenizer,
     return len(writer), writer.tokens
 
 
-def lm_languages(exp: LMDataExperiment) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(pretraining languages, HMR targets) of the experiment's x-elm section."""
-    cfg = _cfg(exp)
-    return cfg.seen(exp.data.languages), cfg.hmr.targets
-
-
-def _cfg(exp: LMDataExperiment) -> XelmConfig:
-    if exp.xelm is None:
-        raise DataError(f"experiment {exp.name!r} has no xelm section")
-    return exp.xelm
-
-
-def _seen_only(exp: LMDataExperiment, seen: tuple[str, ...]) -> DataConfig:
+def _seen_only(data: DataConfig, seen: tuple[str, ...]) -> DataConfig:
     """The experiment's data restricted to the pretraining languages (what the LM tokenizer is trained on)."""
-    keep = set(seen) | {exp.data.pivot}
-    zero_shot = tuple(d for d in exp.data.zero_shot if set(d.split("-")) <= keep)
-    groups = {g: tuple(x for x in langs if x in keep) for g, langs in exp.data.groups.items()}
+    keep = set(seen) | {data.pivot}
+    zero_shot = tuple(d for d in data.zero_shot if set(d.split("-")) <= keep)
+    groups = {g: tuple(x for x in langs if x in keep) for g, langs in data.groups.items()}
     sources = tuple(dataclasses.replace(s, languages=tuple(x for x in s.languages if x in keep))
-                    for s in exp.data.sources if not s.languages or set(s.languages) & keep)
-    return dataclasses.replace(exp.data, languages=tuple(x for x in exp.data.languages if x in keep),
+                    for s in data.sources if not s.languages or set(s.languages) & keep)
+    return dataclasses.replace(data, languages=tuple(x for x in data.languages if x in keep),
                                zero_shot=zero_shot, groups=groups, sources=sources,
-                               no_eval=tuple(x for x in exp.data.no_eval if x in keep))
+                               no_eval=tuple(x for x in data.no_eval if x in keep))
 
 
-def build_lm_data(exp: LMDataExperiment, prepared: Path, spm_dir: Path, out: Path) -> dict:
-    """Write ``data/{exp}/lm`` atomically; return its ``meta.json``."""
-    cfg = _cfg(exp)
-    seen, targets = lm_languages(exp)
-    if cfg.init == "xglm":
+def build_lm_data(data: DataConfig, spm_cfg: SpmConfig, lm: LMDataConfig, prepared: Path, spm_dir: Path,
+                  out: Path) -> dict:
+    """Write ``data/{exp}/lm`` atomically, the ``lm`` section's languages of ``data``'s prepared text tokenised as
+    ``lm`` says (``spm_cfg``: the shared tokenizer's recipe, for an LM tokenizer of its own); return ``meta.json``."""
+    seen, targets = lm.seen(data.languages), lm.targets
+    if lm.init == "xglm":
         with atomic_dir(out) as tmp:
-            meta = _build(exp, cfg, seen, targets, xglm.load_tokenizer(cfg.pretrained), prepared, tmp)
-            meta["tokenizer"] = xglm.PREFIX + cfg.pretrained
+            meta = _build(lm, seen, targets, xglm.load_tokenizer(lm.pretrained), prepared, tmp)
+            meta["tokenizer"] = xglm.PREFIX + lm.pretrained
             write_json(tmp / "meta.json", meta)
         return meta
     with atomic_dir(out) as tmp:
         model = spm_dir / "spm.model"
-        if cfg.data.vocab_size is not None:
-            own = dataclasses.replace(exp.spm, vocab_size=cfg.data.vocab_size,
-                                      sentences_per_language=cfg.data.spm_sentences)
-            train_spm(dataclasses.replace(exp, spm=own, data=_seen_only(exp, seen), xelm=None), prepared,
-                      tmp / "spm")
+        if lm.vocab_size is not None:
+            own = dataclasses.replace(spm_cfg, vocab_size=lm.vocab_size, sentences_per_language=lm.spm_sentences)
+            train_spm(SpmView(data=_seen_only(data, seen), spm=own), prepared, tmp / "spm")
             model = tmp / "spm" / "spm.model"
-        meta = _build(exp, cfg, seen, targets, spm.SentencePieceProcessor(model_file=str(model)), prepared, tmp)
-        meta["tokenizer"] = "lm/spm/spm.model" if cfg.data.vocab_size is not None else "spm/spm.model"
+        meta = _build(lm, seen, targets, spm.SentencePieceProcessor(model_file=str(model)), prepared, tmp)
+        meta["tokenizer"] = "lm/spm/spm.model" if lm.vocab_size is not None else "spm/spm.model"
         write_json(tmp / "meta.json", meta)
     return meta
 
 
-def _build(exp: LMDataExperiment, cfg: XelmConfig, seen: tuple[str, ...], targets: tuple[str, ...],
+def _build(lm: LMDataConfig, seen: tuple[str, ...], targets: tuple[str, ...],
            sp: spm.SentencePieceProcessor | xglm.Tokenizer, prepared: Path, tmp: Path) -> dict:
     meta: dict = {"languages": list(seen), "targets": list(targets), "vocab_size": sp.get_piece_size(),
                   "bos": sp.bos_id(), "pad": sp.pad_id(), "eos": sp.eos_id(), "unk": sp.unk_id(),
@@ -139,12 +126,12 @@ def _build(exp: LMDataExperiment, cfg: XelmConfig, seen: tuple[str, ...], target
     for lang in progress((*seen, *targets), "lm_data", unit="language"):
         files = train_files(prepared, lang)
         if not files:
-            raise DataError(f"no training text for language {lang!r} in {prepared} (experiment {exp.name!r})")
-        n, t = _write(islice(_documents(files, cfg.data.dedup), cfg.data.max_train_docs), sp, tmp / "train" / lang)
+            raise DataError(f"no training text for language {lang!r} in {prepared}")
+        n, t = _write(islice(_documents(files, lm.dedup), lm.max_train_docs), sp, tmp / "train" / lang)
         vf = valid_file(prepared, lang)
         if vf is None:
-            raise DataError(f"no validation text for language {lang!r} in {prepared} (experiment {exp.name!r})")
-        vn, vt = _write(islice(_documents([vf], False), cfg.data.valid_docs), sp, tmp / "valid" / lang)
+            raise DataError(f"no validation text for language {lang!r} in {prepared}")
+        vn, vt = _write(islice(_documents([vf], False), lm.valid_docs), sp, tmp / "valid" / lang)
         if n == 0 or vn == 0:
             raise DataError(f"language {lang!r}: {n} training and {vn} validation documents after filtering")
         for split, (docs_n, tok_n, src) in (("train", (n, t, files)), ("valid", (vn, vt, [vf]))):

@@ -36,7 +36,6 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from lsnmt import paths as P
-from lsnmt.config import Experiment
 from lsnmt.io import atomic_dir, atomic_write, write_json
 from lsnmt.xelm import tfidf
 from lsnmt.xelm.config import DENSE, ExpertId, XelmConfig, expert_ids
@@ -56,25 +55,20 @@ def _json(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def model_plan(exp: Experiment, cluster_dir: Path, langs: list[str], targets: list[str]
+def model_plan(cfg: XelmConfig, experiment: str, cluster_dir: Path, langs: list[str], targets: list[str]
                ) -> dict[str, tuple[Path, list[str]]]:
-    """Every model to score: ``name -> (model.pt, languages)``."""
-    cfg = _xelm(exp)
+    """Every model of experiment ``experiment`` (``cfg``: its ``xelm`` section) to score: ``name -> (model.pt,
+    languages)``."""
     everything = langs + targets
-    plan = {"seed": (P.at(P.SEED, exp.name) / "model.pt", everything)}
+    plan = {"seed": (P.at(P.SEED, experiment) / "model.pt", everything)}
     for eid in map(ExpertId.parse, expert_ids(cfg)):
-        plan[str(eid)] = (P.at(P.EXPERT, exp.name, expert=str(eid)) / "model.pt", everything)
+        plan[str(eid)] = (P.at(P.EXPERT, experiment, expert=str(eid)) / "model.pt", everything)
     for t in targets:
         donor = _json(cluster_dir / "donors.json")[t]["donor"]
-        plan[f"hmr-{t}"] = (P.at(P.HMR, exp.name, target=t) / "model.pt", [t, donor])
+        plan[f"hmr-{t}"] = (P.at(P.HMR, experiment, target=t) / "model.pt", [t, donor])
     if targets:
-        plan["lapt"] = (P.at(P.LAPT, exp.name) / "model.pt", everything)
+        plan["lapt"] = (P.at(P.LAPT, experiment) / "model.pt", everything)
     return plan
-
-
-def _xelm(exp: Experiment) -> XelmConfig:
-    assert exp.xelm is not None
-    return exp.xelm
 
 
 def score_all(plan: dict[str, tuple[Path, list[str]]], docs: dict[str, list[np.ndarray]], meta: dict, block: int,
@@ -151,12 +145,13 @@ def _with_avg(columns: list[str], per_lang: Callable[[str, str], float], langs: 
     return rows + [["avg", *(_avg([per_lang(c, x) for x in langs]) for c in columns)]]
 
 
-def evaluate(exp: Experiment, lm_dir: Path, cluster_dir: Path, out: Path) -> dict:
-    """Score every model, derive every table, write ``out`` atomically; return ``summary.json``."""
-    cfg, meta = _xelm(exp), load_meta(lm_dir)
+def evaluate(cfg: XelmConfig, experiment: str, lm_dir: Path, cluster_dir: Path, out: Path) -> dict:
+    """Score every model of ``experiment`` (``cfg``: its ``xelm`` section), derive every table, write ``out``
+    atomically; return ``summary.json``."""
+    meta = load_meta(lm_dir)
     langs, targets = list(meta["languages"]), list(meta["targets"])
     docs = {x: valid_docs(lm_dir, x, meta["vocab_size"]) for x in langs + targets}
-    lp = score_all(model_plan(exp, cluster_dir, langs, targets), docs, meta, cfg.lm.block_size, cfg.threads)
+    lp = score_all(model_plan(cfg, experiment, cluster_dir, langs, targets), docs, meta, cfg.lm.block_size, cfg.threads)
     emb = tfidf.load_embedder(cluster_dir / "tfidf")
     sp = tokenizer(lm_dir)
     phis = {x: tfidf.embed(emb, prefix_texts(sp, docs[x])) for x in langs + targets}

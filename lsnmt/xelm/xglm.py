@@ -1,15 +1,16 @@
-"""XGLM-1.7B as x-elm's seed (Sec. 3.1, 5.2): its released weights and tokenizer, loaded through ``transformers``.
+"""XGLM-1.7B's tokenizer, loaded through ``transformers`` (x-elm Sec. 3.1, 5.2); its weights as the seed:
+:mod:`lsnmt.xelm.xglm_weights` (apart, so that ``lm_data``, which tokenises, imports no model or checkpoint code).
 
-With ``xelm.init: xglm`` the ``lm_data`` stage tokenises with XGLM's tokenizer and the ``lm_seed`` stage writes
+With ``lm_data.init: xglm`` the ``lm_data`` stage tokenises with XGLM's tokenizer and the ``lm_seed`` stage writes
 XGLM's weights as the seed ``model.pt`` instead of training one; every expert then branches from them (x-BTM
-Step 1). ``xelm.pretrained`` is a Hugging Face id (``facebook/xglm-1.7B``, fetched into the Hugging Face cache
+Step 1). ``lm_data.pretrained`` is a Hugging Face id (``facebook/xglm-1.7B``, fetched into the Hugging Face cache
 on first use) or a local directory in ``save_pretrained`` layout; offline without a copy, both stages stop with
 one line naming what to fetch and where to put it.
 
 **Weights.** XGLM (Lin et al. 2022) is the project's LM exactly (``models/lm.py``): token embedding scaled by
 ``sqrt(d)`` plus fairseq's sinusoidal positions (offset 2), pre-norm layers (self-attention, GELU FFN), a final
-LayerNorm, the output projection tied to the embedding. :func:`state_dict` renames transformers'
-``XGLMForCausalLM`` parameters onto :func:`models.lm.build_lm`'s; the test compares both models' logits.
+LayerNorm, the output projection tied to the embedding. :func:`lsnmt.xelm.xglm_weights.state_dict` renames
+transformers' ``XGLMForCausalLM`` parameters onto :func:`models.lm.build_lm`'s; the test compares both models' logits.
 
 **Tokenizer.** XGLM's ids follow fairseq's dictionary: ``<s> <pad> </s> <unk>`` = 0-3, then the sentencepiece
 pieces (sentencepiece id + 1), then 7 ``<madeupword>`` symbols (256,008 for XGLM-1.7B). A tokenizer whose special
@@ -20,16 +21,11 @@ that layout; :func:`tokenizer_from_spm` builds XGLM's from the sentencepiece mod
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsnmt.data.config import ROOT
-from lsnmt.io import DataError, atomic_dir, write_json
-from lsnmt.xelm.config import LMConfig
-
-if TYPE_CHECKING:  # torch is imported where weights are loaded: lm_data and cluster import this module for its
-    import torch  # tokenizer only, and a stage start without torch is 1.5-2 CPU-s shorter
+from lsnmt.io import DataError
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +33,11 @@ SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")
 """fairseq's ids 0, 1, 2, 3 (XGLM's ``bos``, ``pad``, ``eos``, ``unk``)."""
 SPM_FILE = "sentencepiece.bpe.model"
 PREFIX = "xglm:"
-"""``meta.json``'s ``tokenizer`` of LM data tokenised by XGLM's tokenizer: ``xglm:<xelm.pretrained>``."""
+"""``meta.json``'s ``tokenizer`` of LM data tokenised by XGLM's tokenizer: ``xglm:<lm_data.pretrained>``."""
 
 
 def source(name: str) -> str:
-    """``xelm.pretrained`` as transformers reads it: a local directory (relative to the repository) or a hub id."""
+    """``lm_data.pretrained`` as transformers reads it: a local directory (relative to the repository) or a hub id."""
     local = Path(name) if Path(name).is_absolute() else ROOT / name
     return str(local) if local.is_dir() else name
 
@@ -50,8 +46,8 @@ def unavailable(name: str, exc: BaseException) -> DataError:
     return DataError(
         f"XGLM weights / tokenizer {name!r} cannot be loaded ({type(exc).__name__}: {str(exc).splitlines()[0][:160]}); "
         f"on a machine with internet run `hf download facebook/xglm-1.7B --local-dir models/xglm-1.7B` (about "
-        "3.5 GB), copy that folder here and set xelm.pretrained: models/xglm-1.7B in params.yaml, or set "
-        "xelm.init: scratch to train a seed instead (perplexities then compared with the paper only relatively)")
+        "3.5 GB), copy that folder here and set lm_data.pretrained: models/xglm-1.7B in params.yaml, or set "
+        "lm_data.init: scratch to train a seed instead (perplexities then compared with the paper only relatively)")
 
 
 class Tokenizer:
@@ -124,70 +120,3 @@ def load_tokenizer(name: str) -> Tokenizer:
     except (OSError, ValueError, ImportError) as exc:
         raise unavailable(name, exc) from None
     return Tokenizer(tok)
-
-
-def _check_config(hf: Any, lm: LMConfig, vocab_size: int, name: str) -> None:
-    """``xelm.lm`` must describe the checkpoint; one line naming the first key that differs."""
-    pairs = (("embed_dim", lm.embed_dim, hf.d_model), ("ffn_dim", lm.ffn_dim, hf.ffn_dim),
-             ("heads", lm.heads, hf.attention_heads), ("layers", lm.layers, hf.num_layers),
-             ("activation", lm.activation, hf.activation_function), ("normalize_before", lm.normalize_before, True),
-             ("vocabulary (meta.json)", vocab_size, hf.vocab_size))
-    for key, ours, theirs in pairs:
-        if ours != theirs:
-            raise DataError(f"xelm.lm.{key} is {ours!r} but {name} has {theirs!r}: set params.yaml to the checkpoint")
-    if not hf.scale_embedding or lm.block_size > hf.max_position_embeddings:
-        raise DataError(f"{name}: scale_embedding {hf.scale_embedding}, max_position_embeddings "
-                        f"{hf.max_position_embeddings} (xelm.lm.block_size {lm.block_size}) do not fit models/lm.py")
-
-
-def state_dict(hf_state: dict[str, torch.Tensor], layers: int) -> dict[str, torch.Tensor]:
-    """transformers' ``XGLMForCausalLM`` parameters under :func:`models.lm.build_lm`'s names."""
-    out = {"embed.tokens.weight": hf_state["model.embed_tokens.weight"],
-           "output_projection.weight": hf_state["model.embed_tokens.weight"],
-           "final_norm.weight": hf_state["model.layer_norm.weight"],
-           "final_norm.bias": hf_state["model.layer_norm.bias"]}
-    names = {"self_attn.q_proj": "self_attn.q_proj", "self_attn.k_proj": "self_attn.k_proj",
-             "self_attn.v_proj": "self_attn.v_proj", "self_attn.out_proj": "self_attn.out_proj",
-             "self_attn_layer_norm": "self_attn_block.norm", "fc1": "ffn.fc1", "fc2": "ffn.fc2",
-             "final_layer_norm": "ffn_block.norm"}
-    for i in range(layers):
-        for theirs, ours in names.items():
-            for p in ("weight", "bias"):
-                out[f"layers.{i}.{ours}.{p}"] = hf_state[f"model.layers.{i}.{theirs}.{p}"]
-    return out
-
-
-def load_weights(name: str, lm: LMConfig, vocab_size: int) -> dict[str, torch.Tensor]:
-    """XGLM's weights (float32) as a state dict of the project's LM, after checking ``lm`` against its config."""
-    import torch
-    from transformers import XGLMForCausalLM
-
-    try:
-        hf = XGLMForCausalLM.from_pretrained(source(name), dtype=torch.float32)
-    except (OSError, ValueError) as exc:
-        raise unavailable(name, exc) from None
-    _check_config(hf.config, lm, vocab_size, name)
-    return state_dict({k: v.detach().clone() for k, v in hf.state_dict().items()}, lm.layers)
-
-
-def write_seed(name: str, lm: LMConfig, meta: dict, out: Path) -> dict:
-    """``out/model.pt`` (as a trained seed's: ``model``, ``config``, ``step`` 0), ``curve.tsv``, ``data.json``."""
-    from lsnmt.train import checkpoint as ckpt
-    from lsnmt.train.curve import COLUMNS
-    from models.lm import build_lm
-
-    if meta.get("tokenizer") != PREFIX + name:
-        raise DataError(f"the LM data were tokenised with {meta.get('tokenizer')!r}, not {PREFIX + name!r}: run "
-                        "the lm_data stage again")
-    model = build_lm(lm, vocab_size=meta["vocab_size"], padding_idx=meta["pad"])
-    model.load_state_dict(load_weights(name, lm, meta["vocab_size"]))
-    config = {"job": "seed", "lm": asdict(lm), "init": PREFIX + name, "vocab_size": meta["vocab_size"],
-              "pad": meta["pad"], "eos": meta["eos"]}
-    info = {"job": "seed", "updates": 0, "tokens_seen": 0, "init": PREFIX + name,
-            "note": "XGLM's released weights (x-elm Sec. 3.1), not trained here"}
-    with atomic_dir(out) as tmp:
-        ckpt.save(tmp / "model.pt", {"model": model.state_dict(), "config": config, "step": 0})
-        (tmp / "curve.tsv").write_text("\t".join(COLUMNS) + "\n", encoding="utf-8")  # no update: the header
-        write_json(tmp / "data.json", info)
-    log.info("seed: %s's weights written to %s", name, out)
-    return info

@@ -39,10 +39,15 @@ def _exp(claim: dict[str, Any]) -> Experiment:
     return dataclasses.replace(default, claim=build(ClaimConfig, claim, "claim"))
 
 
+def _run(exp: Experiment, out: Path, work: Path) -> dict[str, Any]:
+    """What the stage runs: the experiment's ``claim`` section handed down (stages/claim.py)."""
+    return run_claim(exp.claim, exp.name, out, work)
+
+
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
     root = tmp_path_factory.mktemp("claim")
-    return run_claim(_exp(TINY), root / "out", root / "work"), root
+    return _run(_exp(TINY), root / "out", root / "work"), root
 
 
 def test_every_system_is_measured_with_its_parameters(measured: tuple[dict[str, Any], Path]) -> None:
@@ -103,7 +108,7 @@ def test_a_second_run_resumes_from_the_kept_results(measured: tuple[dict[str, An
         raise AssertionError("a kept job trained again")
 
     monkeypatch.setattr(measure, "train_job", fail)
-    again = run_claim(_exp(TINY), root / "again", root / "work")
+    again = _run(_exp(TINY), root / "again", root / "work")
     keys = ("systems", "comparisons", "claims", "curves")
     assert {k: again[k] for k in keys} == json.loads(json.dumps({k: summary[k] for k in keys}))
 
@@ -111,14 +116,14 @@ def test_a_second_run_resumes_from_the_kept_results(measured: tuple[dict[str, An
 def test_a_changed_job_retrains_only_itself_and_another_task_starts_afresh(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     claim = {**TINY, "methods": {"lms": {"kind": "lms", "rank": 2}}, "dense": {}, "seeds": [1]}
-    run_claim(_exp(claim), tmp_path / "out", tmp_path / "work")
+    _run(_exp(claim), tmp_path / "out", tmp_path / "work")
     trained: list[str] = []
     real = measure.train_job
     monkeypatch.setattr(measure, "train_job", lambda exp, method, *a: trained.append(method) or real(exp, method, *a))
-    run_claim(_exp({**claim, "methods": {"lms": {"kind": "lms", "rank": 3}}}), tmp_path / "out", tmp_path / "work")
+    _run(_exp({**claim, "methods": {"lms": {"kind": "lms", "rank": 3}}}), tmp_path / "out", tmp_path / "work")
     assert trained == ["lms"]
     (tmp_path / "work" / "naive-s1" / "stray").write_text("x")
-    run_claim(_exp({**claim, "concepts": 7}), tmp_path / "out", tmp_path / "work")
+    _run(_exp({**claim, "concepts": 7}), tmp_path / "out", tmp_path / "work")
     assert trained == ["lms", "naive", "lms"] and not (tmp_path / "work" / "naive-s1" / "stray").exists()
 
 
@@ -144,7 +149,7 @@ def test_each_kind_trains_with_its_batching(tmp_path: Path, monkeypatch: pytest.
 
 def test_without_a_claim_section_the_stage_says_so(tmp_path: Path) -> None:
     exp = Params.load(ROOT / "params.yaml").get("iwslt14")
-    summary = run_claim(exp, tmp_path / "out", tmp_path / "work")
+    summary = _run(exp, tmp_path / "out", tmp_path / "work")
     assert summary["status"] == "not configured" and "no claim section" in summary["reason"]
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["status"] == "not configured"
     assert "Not measured" in (tmp_path / "out" / "summary.md").read_text()

@@ -1,5 +1,5 @@
-"""The data stages' own view of params.yaml (lsnmt.data.config): the same typed sections as ``Params.load``'s, the
-others neither read nor checked, and the same one-line errors naming the file and the key."""
+"""The data stages' views of params.yaml (lsnmt.data.config, lsnmt.view): the same typed sections as
+``Params.load``'s, the others neither read nor checked, and the same one-line errors naming the file and the key."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ import pytest
 import yaml
 
 from lsnmt.config import Params
-from lsnmt.data.config import DEFAULT_METRICS, DataExperiment, load_data_experiment, load_metrics, sections
+from lsnmt.data.config import DEFAULT_METRICS, DownloadView, EncodeView, PrepareView, SampleView, SpmView
 from lsnmt.graph.dvc import defined_experiments, missing_keys
 from lsnmt.typed import ConfigError
-from lsnmt.xelm.config import LMDataExperiment
+from lsnmt.view import keys, load_view
+from lsnmt.xelm.data_config import LMDataView
 
 from ..conftest import ROOT
 
@@ -32,15 +33,25 @@ def _write(tmp_path: Path, change: Any) -> Path:
     return path
 
 
-@pytest.mark.parametrize("cls", [DataExperiment, LMDataExperiment])
-def test_the_data_view_is_the_whole_loads(cls: type[DataExperiment]) -> None:
-    """Each section the data view reads is the one ``Params.load`` builds, its name too."""
+VIEWS = (DownloadView, PrepareView, SpmView, SampleView, EncodeView, LMDataView)
+
+
+@pytest.mark.parametrize("cls", VIEWS)
+def test_the_data_view_is_the_whole_loads(cls: type) -> None:
+    """Each section a data view reads is the one ``Params.load`` builds; the experiment's name comes with it."""
     whole = Params.load(TINY).get("tiny")
-    part = load_data_experiment(TINY, None, cls)
-    assert part.name == "tiny"
-    assert {k: getattr(part, k) for k in sections(cls)} == {k: getattr(whole, k) for k in sections(cls)}
-    assert "xelm" in sections(LMDataExperiment) and "xelm" not in sections(DataExperiment)
-    assert load_metrics(TINY) == whole.evaluate.metrics
+    name, part = load_view(TINY, None, cls)
+    assert name == "tiny"
+    got = {k: getattr(part, k.split(".")[-1]) for k in keys(cls)}
+
+    def section(key: str) -> Any:
+        a, _, b = key.partition(".")
+        return getattr(getattr(whole, a), b) if b else getattr(whole, a)
+
+    assert got == {k: section(k) for k in keys(cls)}
+    assert "xelm" not in keys(cls) and not any(
+        k.startswith(("train", "model", "method_cfg", "task")) for k in keys(cls)
+    )
 
 
 def test_a_section_the_data_stages_do_not_read_is_not_checked(tmp_path: Path) -> None:
@@ -48,24 +59,35 @@ def test_a_section_the_data_stages_do_not_read_is_not_checked(tmp_path: Path) ->
     path = _write(tmp_path, lambda exp: exp["train"].update(lr=-1.0))
     with pytest.raises(ConfigError, match=r"experiments\.tiny\.train\.lr: must be > 0"):
         Params.load(path)
-    assert load_data_experiment(path, "tiny", DataExperiment).data == Params.load(TINY).get("tiny").data
+    assert load_view(path, "tiny", PrepareView)[1].data == Params.load(TINY).get("tiny").data
 
 
 @pytest.mark.parametrize(
-    ("change", "expected"),
+    ("change", "view", "expected"),
     [
-        (lambda exp: exp["spm"].update(vocab_size=5), r"experiments\.tiny\.spm\.vocab_size: 5 cannot hold"),
-        (lambda exp: exp["prepare"].update(nope=1), r"experiments\.tiny\.prepare\.nope: unknown key"),
+        (lambda exp: exp["spm"].update(vocab_size=5), SpmView, r"experiments\.tiny\.spm\.vocab_size: 5 cannot hold"),
+        (lambda exp: exp["prepare"].update(nope=1), PrepareView, r"experiments\.tiny\.prepare\.nope: unknown key"),
         (
             lambda exp: exp["sample"].update(per_source={"downsample": ["nope"]}),
+            SampleView,
             r"experiments\.tiny\.sample\.per_source\.downsample\[0\]: 'nope' is not a source",
         ),
+        (
+            lambda exp: exp["evaluate"].update(metrics=["nope"]),
+            DownloadView,
+            r"experiments\.tiny\.evaluate\.metrics\[0\]: 'nope' is not one of",
+        ),
+        (
+            lambda exp: exp["lm_data"].update(targets=["en"]),
+            LMDataView,
+            r"experiments\.tiny\.lm_data\.targets: an HMR target must not be",
+        ),
     ],
-    ids=["cross-section", "unknown-key", "downsample"],
+    ids=["cross-section", "unknown-key", "downsample", "dotted-key", "lm-data"],
 )
-def test_a_bad_data_key_names_the_file_and_the_key(tmp_path: Path, change: Any, expected: str) -> None:
+def test_a_bad_data_key_names_the_file_and_the_key(tmp_path: Path, change: Any, view: type, expected: str) -> None:
     path = _write(tmp_path, change)
-    for load in (lambda: load_data_experiment(path, None, DataExperiment), lambda: Params.load(path)):
+    for load in (lambda: load_view(path, None, view), lambda: Params.load(path)):
         with pytest.raises(ConfigError, match=f"^{path}: {expected}"):
             load()
 
@@ -73,14 +95,15 @@ def test_a_bad_data_key_names_the_file_and_the_key(tmp_path: Path, change: Any, 
 def test_an_experiment_name_is_a_name(tmp_path: Path) -> None:
     """It becomes a path (``data/{exp}/raw``): ``..`` stops at load, as an unknown one does."""
     with pytest.raises(ConfigError, match=r"--experiment: '\.\./x' is not a valid name"):
-        load_data_experiment(TINY, "../x", DataExperiment)
+        load_view(TINY, "../x", PrepareView)
     with pytest.raises(ConfigError, match=r"experiment 'nope' is not defined \(known: tiny\)"):
-        load_data_experiment(TINY, "nope", DataExperiment)
+        load_view(TINY, "nope", PrepareView)
 
 
 def test_metrics_default_as_the_evaluate_section_does(tmp_path: Path) -> None:
     path = _write(tmp_path, lambda exp: exp.pop("evaluate"))
-    assert load_metrics(path) == DEFAULT_METRICS == Params.load(TINY).get("tiny").evaluate.__class__().metrics
+    metrics = load_view(path, None, DownloadView)[1].metrics
+    assert metrics == DEFAULT_METRICS == Params.load(TINY).get("tiny").evaluate.__class__().metrics
 
 
 SHAPES = {  # a params file that is not a mapping where one is read, and the one line that names it
@@ -93,16 +116,16 @@ SHAPES = {  # a params file that is not a mapping where one is read, and the one
     ),
 }
 PARTIAL_LOADERS: dict[str, Any] = {  # every reader of params.yaml that does not build the whole file
-    "data": lambda path: load_data_experiment(path, "tiny", DataExperiment),
-    "lm_data": lambda path: load_data_experiment(path, "tiny", LMDataExperiment),
-    "metrics": lambda path: load_metrics(path, "tiny"),
+    "data": lambda path: load_view(path, "tiny", PrepareView),
+    "lm_data": lambda path: load_view(path, "tiny", LMDataView),
+    "metrics": lambda path: load_view(path, "tiny", DownloadView),
     "dvc-experiments": lambda path: defined_experiments(path),
     "dvc-missing-keys": lambda path: missing_keys(path),
 }
 SECTIONS = {  # the tiny experiment, or one section of it a partial loader reads, as a list: the loaders that read it
     "experiment": ("experiments.tiny", ("data", "lm_data", "metrics")),
     "data": ("experiments.tiny.data", ("data", "lm_data")),
-    "xelm": ("experiments.tiny.xelm", ("lm_data",)),
+    "lm_data": ("experiments.tiny.lm_data", ("lm_data",)),
     "evaluate": ("experiments.tiny.evaluate", ("metrics",)),
 }
 

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pytest
 
-from lsnmt.config import DataConfig, DownloadConfig, Experiment, SourceConfig
 from lsnmt.data import fetch as fetch_mod
-from lsnmt.data.download import download
+from lsnmt.data.config import DataConfig, DownloadConfig, DownloadView, SourceConfig
+from lsnmt.data.download import download as download_sections
 from lsnmt.data.fetch import fetch
 from lsnmt.data.sources import materialize
 from lsnmt.io import DataError, count_lines
@@ -162,9 +162,14 @@ def opus_tarball() -> bytes:
 
 
 def experiment(tmp_path: Path, *sources: SourceConfig, languages: tuple[str, ...] = ("en", "de", "fr"),
-               **data: object) -> Experiment:
-    return Experiment(name="t", data=DataConfig(languages=languages, sources=sources, **data),  # type: ignore[arg-type]
-                      download=DownloadConfig(retries=2, timeout=5.0, cache_dir=str(tmp_path / "cache")))
+               **data: object) -> DownloadView:
+    return DownloadView(data=DataConfig(languages=languages, sources=sources, **data),  # type: ignore[arg-type]
+                        download=DownloadConfig(retries=2, timeout=5.0, cache_dir=str(tmp_path / "cache")))
+
+
+def download(view: DownloadView, raw: Path) -> None:
+    """The stage's call (stages/download.py): the view's sections handed down."""
+    download_sections(view.data, view.download, raw)
 
 
 def opus_source(**kw: object) -> SourceConfig:

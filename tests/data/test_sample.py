@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lsnmt.config import PerSourceSampling
+from lsnmt.data.config import PerSourceSampling
 from lsnmt.data.sample import apportion, multiplicities, per_source_sizes, temperature_probs
 
 SIZES = {"en-de": 160_000, "en-fr": 40_000, "en-sw": 400, "en-vi": 9_600}

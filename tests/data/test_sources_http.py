@@ -19,13 +19,13 @@ import sentencepiece as spm
 from sacrebleu.metrics import BLEU
 from sacrebleu.tokenizers import tokenizer_spm
 
-from lsnmt.config import DownloadConfig, SourceConfig
 from lsnmt.data import spbleu
-from lsnmt.data.download import download
+from lsnmt.data.config import DownloadConfig, SourceConfig
 from lsnmt.data.sources import Remote, iwslt, mc4, wmt14
 from lsnmt.io import DataError
 from tests.data.test_download import (  # noqa: F401 (fixtures)
     Served,
+    download,
     experiment,
     iwslt17_zip,
     manifest,

@@ -88,7 +88,7 @@ def write_budget(results: Path, exp: str, params: Params) -> None:
 def full(tmp_path_factory: pytest.TempPathFactory, params: Params) -> Results:
     root = tmp_path_factory.mktemp("xelm") / "results"
     data = root.parent / "data"
-    langs = list(params.get("mc4_xelm").xelm.languages)
+    langs = list(params.get("mc4_xelm").lm_data.languages)
     write_lm_meta(data, "mc4_xelm", langs, ["az", "he", "pl", "sv"], size)
     write_lm_meta(data, "default", ["en", "de", "fr", "ru", "tr", "hi", "vi", "sw"], ["he"], lambda x: 1000)
     write_budget(root, "mc4_xelm", params)
@@ -97,7 +97,8 @@ def full(tmp_path_factory: pytest.TempPathFactory, params: Params) -> Results:
     write_icl(root, "mc4_xelm", {"xnli": ["ar", "de", "en", "sw"], "xstorycloze": ["ar", "en"],
                                  "pawsx": ["de", "en", "ja"]}, 8)
     dflt = params.get("default").xelm
-    write_eval(root, "default", list(dflt.languages), tuple(dflt.experts.k), dflt.experts.main_k,
+    write_eval(root, "default", list(params.get("default").lm_data.languages), tuple(dflt.experts.k),
+               dflt.experts.main_k,
                tuple(dflt.ensemble.top_m), {"he": "en"})
     return Results(params, root, root / "none.csv", data)
 
@@ -135,7 +136,7 @@ def test_table2_targets_and_donors(full: Results, empty: Results) -> None:
 def test_table7_k4_and_k16_perplexities(full: Results, empty: Results, params: Params) -> None:
     built = table(full, 7)
     assert cell(built, ("DE",), "k=16 Experts / Typ.").ours == pytest.approx(ppl("typology-k16", "de"), abs=1e-4)
-    langs = params.get("mc4_xelm").xelm.languages
+    langs = params.get("mc4_xelm").lm_data.languages
     avg = sum(ppl("tfidf-k4-ens", x) for x in langs) / len(langs)
     assert cell(built, ("Avg.",), "k=4 Experts / TF-IDFens").ours == pytest.approx(avg, abs=1e-3)
     assert cell(built, ("KO",), "Dense").ours == pytest.approx(ppl(DENSE, "ko"), abs=1e-4)
@@ -220,7 +221,7 @@ def test_table5_training_text_size_and_share(full: Results, empty: Results, para
     built = table(full, 5)
     got = cell(built, ("SW (Swahili)",), "mC4 Size (%)")
     assert got.ours == pytest.approx(size("sw") / 2**30) and got.kind == "size"
-    langs = params.get("mc4_xelm").xelm.languages
+    langs = params.get("mc4_xelm").lm_data.languages
     share = 100 * size("sw") / sum(size(x) for x in langs)
     assert got.mark == f" ({share:.1f}%)" and got.paper_value == pytest.approx(3.06)
     assert cell(built, ("AZ (Azerbaijani)",), "mC4 Size (%)").mark == ""  # unseen target: no share, as "(–)"

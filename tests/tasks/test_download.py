@@ -1,5 +1,6 @@
-"""The download stage fetches WikiANN and TyDiQA-GoldP for the tasks of task_cfg: real-format archives served on
-127.0.0.1, local copies, mirrors, the offline error, and the raw layout and MANIFEST rows they produce."""
+"""task_prep fetches WikiANN and TyDiQA-GoldP for the tasks of task_cfg (lsnmt.data.download.download_tasks):
+real-format archives served on 127.0.0.1, local copies, mirrors, the offline error, and the raw layout and MANIFEST
+rows they produce."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from lsnmt.config import DataConfig, DownloadConfig, Experiment
-from lsnmt.data.download import download
+from lsnmt.data.config import DownloadConfig, TaskSource
+from lsnmt.data.download import download_tasks
 from lsnmt.data.sources import tydiqa, wikiann
 from lsnmt.io import DataError
-from lsnmt.tasks.config import EncoderConfig, TaskConfig, TaskSource
+from lsnmt.tasks.config import EncoderConfig, TaskConfig
 from tests.data.test_download import Served, closed_port, manifest, no_backoff, server  # noqa: F401 (fixtures)
 
 FIX = Path(__file__).resolve().parents[2] / "embedded" / "tasks"
@@ -39,10 +40,10 @@ def panx_tar() -> bytes:
     return outer.getvalue()
 
 
-def _exp(tmp: Path, **tasks: TaskConfig) -> Experiment:
-    return Experiment(name="t", data=DataConfig(languages=("en",), train_directions="none", eval_directions="none",
-                                                tags="none", sources=()),
-                      download=DownloadConfig(retries=2, timeout=5.0, cache_dir=str(tmp / "cache")), task_cfg=tasks)
+def download(tasks: dict[str, TaskConfig], raw: Path, tmp: Path) -> None:
+    """What ``task_prep`` runs first (stages/task_prep.py): each task's source and languages handed down."""
+    dl = DownloadConfig(retries=2, timeout=5.0, cache_dir=str(tmp / "cache"))
+    download_tasks({name: (t.source, t.languages) for name, t in tasks.items()}, dl, raw)
 
 
 def _ner(**source: str) -> TaskConfig:
@@ -59,8 +60,8 @@ def test_wikiann_release_tar_from_a_url_and_tydiqa_from_a_mirror(server: Served,
     server.files["/panx_dataset.tar"] = panx_tar()
     for r in tydiqa.REMOTES:
         server.files[f"/tydiqa/{r.name}"] = (FIX / "tydiqa" / r.name).read_bytes()
-    exp = _exp(tmp_path, wikiann=_ner(url=server.url("/panx_dataset.tar")), tydiqa=_qa(mirror=server.url("/tydiqa")))
-    download(exp, tmp_path / "raw")
+    tasks = dict(wikiann=_ner(url=server.url("/panx_dataset.tar")), tydiqa=_qa(mirror=server.url("/tydiqa")))
+    download(tasks, tmp_path / "raw", tmp_path)
     raw = tmp_path / "raw" / "tasks"
     for lang in LANGS:  # only the task's languages, bytes unchanged
         for split in wikiann.FILES:
@@ -87,8 +88,8 @@ def panx_zip() -> bytes:
 def test_wikiann_from_the_hugging_face_zip(server: Served, tmp_path: Path) -> None:  # noqa: F811
     """The catalogue's default (Dropbox is dead): the zip, fetched from its real path on a mirror host."""
     server.files["/datasets.huggingface.co/wikiann/1.1.0/panx_dataset.zip"] = panx_zip()
-    download(_exp(tmp_path, wikiann=_ner(mirror=server.url("/datasets.huggingface.co/wikiann/1.1.0"))),
-             tmp_path / "raw")
+    mirror = server.url("/datasets.huggingface.co/wikiann/1.1.0")
+    download(dict(wikiann=_ner(mirror=mirror)), tmp_path / "raw", tmp_path)
     for split in wikiann.FILES:
         assert (tmp_path / "raw/tasks/wikiann/zh" / split).read_bytes() == (FIX / "wikiann/zh" / split).read_bytes()
     assert [p for p, _ in server.requests] == ["/datasets.huggingface.co/wikiann/1.1.0/panx_dataset.zip"]
@@ -98,7 +99,7 @@ def test_local_copies_tar_or_extracted_folders(tmp_path: Path) -> None:
     (tmp_path / "dl").mkdir()
     (tmp_path / "dl" / "panx_dataset.tar").write_bytes(panx_tar())
     for path in (str(tmp_path / "dl"), str(tmp_path / "dl" / "panx_dataset.tar"), str(FIX / "wikiann")):
-        download(_exp(tmp_path, wikiann=_ner(path=path)), tmp_path / "raw")
+        download(dict(wikiann=_ner(path=path)), tmp_path / "raw", tmp_path)
         assert (tmp_path / "raw/tasks/wikiann/zh/dev").read_bytes() == (FIX / "wikiann/zh/dev").read_bytes()
 
 
@@ -106,13 +107,14 @@ def test_missing_language_and_offline_errors(tmp_path: Path) -> None:
     task = TaskConfig(kind="ner", languages=("en", "qu"), source=TaskSource(kind="wikiann", path=str(FIX / "wikiann")),
                       encoder=EncoderConfig(init="random"))
     with pytest.raises(DataError, match=r"no split file qu/train, qu/dev, qu/test"):
-        download(_exp(tmp_path, wikiann=task), tmp_path / "raw")
+        download(dict(wikiann=task), tmp_path / "raw", tmp_path)
     url = f"http://127.0.0.1:{closed_port()}/panx_dataset.tar"
     with pytest.raises(DataError, match="could not reach host") as err:
-        download(_exp(tmp_path, wikiann=_ner(url=url)), tmp_path / "raw")
+        download(dict(wikiann=_ner(url=url)), tmp_path / "raw", tmp_path)
     assert "panx_dataset.tar" in str(err.value) and "path:" in str(err.value)
     with pytest.raises(DataError, match="must be a directory holding"):
-        download(_exp(tmp_path, tydiqa=_qa(path=str(FIX / "tydiqa" / "tydiqa-goldp-v1.1-dev.json"))), tmp_path / "raw")
+        dev = FIX / "tydiqa" / "tydiqa-goldp-v1.1-dev.json"
+        download(dict(tydiqa=_qa(path=str(dev))), tmp_path / "raw", tmp_path)
     assert not (tmp_path / "raw").exists()  # nothing half-written
 
 

@@ -45,17 +45,24 @@ def make_lm_dir(root: Path, langs: tuple[str, ...] = ("en", "de"), targets: tupl
     return lm
 
 
-def experiment(**xelm: object) -> Experiment:
-    """Experiment ``t`` on en, de (+ sw, the HMR target) with a tiny x-elm section (``xelm`` overrides keys)."""
+LM_DATA = ("languages", "targets", "init", "pretrained", "valid_docs", "max_train_docs", "dedup", "vocab_size",
+           "spm_sentences")
+"""Keys of the ``lm_data`` section (:class:`lsnmt.xelm.config.LMDataConfig`)."""
+
+
+def experiment(**keys: object) -> Experiment:
+    """Experiment ``t`` on en, de (+ sw, the HMR target) with tiny x-elm sections (``keys`` overrides keys of
+    ``lm_data`` or ``xelm``, whichever holds them)."""
     train = {"updates": 6, "batch_tokens": 32, "lr": 0.003, "warmup_updates": 2, "log_every": 2, "save_every": 2}
-    section = {"languages": ["en", "de"], "lm": {"embed_dim": 16, "ffn_dim": 32, "heads": 2, "layers": 2,
-                                                 "block_size": 8},
-               "data": {"vocab_size": 300}, "seed": train, "experts": {**train, "k": [2], "main_k": 2, "updates": 4},
-               "ensemble": {"top_m": [1]}, "hmr": {**train, "targets": ["sw"], "updates": 4}}
-    section.update(xelm)
+    lm_data: dict[str, object] = {"languages": ["en", "de"], "targets": ["sw"], "vocab_size": 300}
+    section = {"lm": {"embed_dim": 16, "ffn_dim": 32, "heads": 2, "layers": 2, "block_size": 8},
+               "seed": train, "experts": {**train, "k": [2], "main_k": 2, "updates": 4},
+               "ensemble": {"top_m": [1]}, "hmr": {**train, "updates": 4}}
+    for key, value in keys.items():
+        (lm_data if key in LM_DATA else section)[key] = value
     raw = {"name": "t", "data": {"languages": ["en", "de", "sw"], "train_directions": "none",
                                  "eval_directions": "none", "sources": [{"name": "m", "kind": "local", "path": "x"}]},
-           "xelm": section}
+           "lm_data": {k: v for k, v in lm_data.items() if v is not None}, "xelm": section}
     return build(Experiment, raw, "experiments.t")
 
 

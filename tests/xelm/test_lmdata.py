@@ -24,13 +24,13 @@ def _exp(directions: str) -> Experiment:
                                              {"name": "tat", "kind": "local", "path": "x", "languages": ["en", "de"],
                                               "splits": ["train"]}]},
            "spm": {"vocab_size": 60, "sentences_per_language": 100, "threads": 1},
-           "xelm": {"languages": ["en", "de"],
-                    "lm": {"embed_dim": 8, "ffn_dim": 8, "heads": 2, "layers": 1, "block_size": 8},
-                    "data": {"valid_docs": 2, "vocab_size": 60, "spm_sentences": 100},
+           "lm_data": {"languages": ["en", "de"], "targets": ["sw"], "valid_docs": 2, "vocab_size": 60,
+                       "spm_sentences": 100},
+           "xelm": {"lm": {"embed_dim": 8, "ffn_dim": 8, "heads": 2, "layers": 1, "block_size": 8},
                     "seed": {"updates": 1, "batch_tokens": 8, "lr": 0.1},
                     "experts": {"updates": 1, "batch_tokens": 16, "lr": 0.1, "k": [2], "main_k": 2},
                     "ensemble": {"top_m": [1]},
-                    "hmr": {"targets": ["sw"], "updates": 1, "batch_tokens": 8}}}
+                    "hmr": {"updates": 1, "batch_tokens": 8}}}
     return build(Experiment, raw, "experiments.t")
 
 
@@ -68,7 +68,8 @@ def test_lm_data_documents_and_shards(tmp_path: Path) -> None:
     (prepared / "valid").mkdir()
     (prepared / "valid" / "en-de.tgt").write_text("Hallo\nWelt\nNoch\n")
     (prepared / "valid" / "de-en.tgt").write_text("Hello\nWorld\nMore\n")
-    meta = build_lm_data(exp, prepared, tmp_path / "no-shared-spm", tmp_path / "lm")
+    assert exp.lm_data is not None
+    meta = build_lm_data(exp.data, exp.spm, exp.lm_data, prepared, tmp_path / "no-shared-spm", tmp_path / "lm")
     lm = tmp_path / "lm"
     assert meta["languages"] == ["en", "de"] and meta["targets"] == ["sw"]
     assert meta["docs"]["train"] == {"en": 2, "de": 2, "sw": 2} and meta["docs"]["valid"]["de"] == 2

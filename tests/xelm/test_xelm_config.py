@@ -26,15 +26,18 @@ def _params(tmp_path: Path, edit) -> Path:
 def test_params_yaml_lists_the_jobs_of_its_experiments() -> None:
     params = Params.load(ROOT / "params.yaml")
     default, paper = params.get("default").xelm, params.get("mc4_xelm").xelm
-    assert list(params.xelm_experts) == expert_ids(default) and params.xelm_targets == default.hmr.targets
-    assert default.experts.k == (2, 4) and default.seen(params.get().data.languages) == (
+    lm, paper_lm = params.get("default").lm_data, params.get("mc4_xelm").lm_data
+    assert default is not None and paper is not None and lm is not None and paper_lm is not None
+    assert list(params.xelm_experts) == expert_ids(default) and params.xelm_targets == lm.targets
+    assert default.experts.k == (2, 4) and lm.seen(params.get().data.languages) == (
         "en", "de", "fr", "ru", "tr", "hi", "vi", "sw")
+    assert paper_lm.targets == ("az", "he", "pl", "sv") and paper_lm.init == "xglm"
     # x-elm Table 4 / App. A.1 / Sec. 6.3
     assert paper.experts.k == (4, 8, 16) and paper.experts.main_k == 8 and paper.experts.lr == 1.5e-4
     assert paper.experts.updates * paper.experts.batch_tokens == 20_000 * 524_288  # 10.5B tokens
     assert paper.hmr.donors == {"az": "tr", "he": "ar", "pl": "ru", "sv": "en"}
     assert (paper.lm.layers, paper.lm.embed_dim, paper.lm.ffn_dim, paper.lm.block_size) == (24, 2048, 8192, 2048)
-    assert params.get("iwslt14").xelm is None  # `xelm: {}`
+    assert params.get("iwslt14").xelm is None and params.get("iwslt14").lm_data is None  # `{}`
 
 
 def test_expert_list_must_match_the_experiment(tmp_path: Path) -> None:
@@ -51,7 +54,7 @@ def test_unreachable_k_names_the_key(tmp_path: Path) -> None:
 
 
 def test_section_errors_name_their_key() -> None:
-    with pytest.raises(ConfigError, match=r"experiments\.t\.xelm\.hmr\.targets: an HMR target must not be"):
+    with pytest.raises(ConfigError, match=r"experiments\.t\.lm_data\.targets: an HMR target must not be"):
         experiment(languages=["en", "de", "sw"])
     with pytest.raises(ConfigError, match=r"xelm\.experts\.batch_tokens: 36 tokens do not split"):
         experiment(experts={"updates": 2, "batch_tokens": 36, "lr": 0.1, "k": [2], "main_k": 2})
@@ -93,18 +96,19 @@ def test_every_expert_is_scored_on_every_language(tmp_path: Path) -> None:
     from lsnmt.xelm.perplexities import model_plan
 
     exp = Params.load(ROOT / "params.yaml").get("mc4_xelm")
-    langs, targets = list(exp.xelm.languages), list(exp.xelm.hmr.targets)
+    assert exp.lm_data is not None and exp.xelm is not None
+    langs, targets = list(exp.lm_data.languages), list(exp.lm_data.targets)
     write_json(tmp_path / "donors.json", {t: {"donor": d} for t, d in exp.xelm.hmr.donors.items()})
-    plan = model_plan(exp, tmp_path, langs, targets)
+    plan = model_plan(exp.xelm, exp.name, tmp_path, langs, targets)
     for k in (4, 16):
         assert all(plan[f"typology-k{k}-e{e}"][1] == langs + targets for e in range(k))
 
 
 def test_a_scratch_seed_with_hmr_targets_needs_its_own_tokenizer() -> None:
-    """``init: scratch`` without ``data.vocab_size`` would tokenise with the experiment's spm model, trained on the
+    """``init: scratch`` without ``lm_data.vocab_size`` would tokenise with the experiment's spm model, trained on the
     HMR targets too: refused, naming the key; with a size (an LM tokenizer of the pretraining languages) or
     without targets it loads."""
-    with pytest.raises(ConfigError, match=r"experiments\.t\.xelm\.data\.vocab_size: init: scratch with HMR targets"):
-        experiment(data={})
-    assert experiment(data={"vocab_size": 300}).xelm is not None
-    assert experiment(data={}, hmr={}).xelm is not None
+    with pytest.raises(ConfigError, match=r"experiments\.t\.lm_data\.vocab_size: init: scratch with HMR targets"):
+        experiment(vocab_size=None)
+    assert experiment(vocab_size=300).xelm is not None
+    assert experiment(vocab_size=None, targets=[], hmr={}).xelm is not None

@@ -13,7 +13,7 @@ import torch
 from lsnmt.config import Experiment
 from lsnmt.io import DataError, write_json
 from lsnmt.typed import build
-from lsnmt.xelm import xglm
+from lsnmt.xelm import xglm, xglm_weights
 from lsnmt.xelm.config import LMConfig
 from lsnmt.xelm.corpus import shard
 from lsnmt.xelm.lmdata import build_lm_data, tokenizer
@@ -64,24 +64,25 @@ def test_tokenizer_follows_xglms_fairseq_ids(checkpoint: Path) -> None:
 def test_weights_give_the_same_logits_in_the_projects_lm(checkpoint: Path) -> None:
     hf = _hf_model().from_pretrained(str(checkpoint)).eval()
     ours = build_lm(LM, vocab_size=hf.config.vocab_size, padding_idx=1)
-    ours.load_state_dict(xglm.load_weights(str(checkpoint), LM, hf.config.vocab_size))
+    ours.load_state_dict(xglm_weights.load_weights(str(checkpoint), LM, hf.config.vocab_size))
     ours.eval()
     tok = xglm.load_tokenizer(str(checkpoint))
     ids = torch.tensor([[2, *tok.encode(TEXT[2])]])  # </s> first, as the LM stream and XGLM do
     with torch.no_grad():
         assert torch.allclose(ours(ids), hf(ids).logits, atol=1e-5)
     with pytest.raises(DataError, match=r"xelm\.lm\.layers is 3 but .* has 2"):
-        xglm.load_weights(str(checkpoint), LMConfig(embed_dim=16, ffn_dim=32, heads=2, layers=3), 55)
+        xglm_weights.load_weights(str(checkpoint), LMConfig(embed_dim=16, ffn_dim=32, heads=2, layers=3), 55)
 
 
 def _exp(checkpoint: Path) -> Experiment:
     raw = {"name": "t", "data": {"languages": ["en", "de", "sw"], "train_directions": "none",
                                  "eval_directions": "none", "sources": [{"name": "m", "kind": "local", "path": "x"}]},
-           "xelm": {"languages": ["en", "de"], "init": "xglm", "pretrained": str(checkpoint),
-                    "lm": {"embed_dim": 16, "ffn_dim": 32, "heads": 2, "layers": 2, "block_size": 32},
-                    "data": {"valid_docs": 2}, "seed": {"updates": 1, "batch_tokens": 32, "lr": 0.1},
+           "lm_data": {"languages": ["en", "de"], "targets": ["sw"], "init": "xglm", "pretrained": str(checkpoint),
+                       "valid_docs": 2},
+           "xelm": {"lm": {"embed_dim": 16, "ffn_dim": 32, "heads": 2, "layers": 2, "block_size": 32},
+                    "seed": {"updates": 1, "batch_tokens": 32, "lr": 0.1},
                     "experts": {"updates": 1, "batch_tokens": 64, "lr": 0.1, "k": [2], "main_k": 2},
-                    "ensemble": {"top_m": [1]}, "hmr": {"targets": ["sw"], "updates": 1, "batch_tokens": 32}}}
+                    "ensemble": {"top_m": [1]}, "hmr": {"updates": 1, "batch_tokens": 32}}}
     return build(Experiment, raw, "experiments.t")
 
 
@@ -92,12 +93,13 @@ def test_lm_data_and_seed_from_the_checkpoint(checkpoint: Path, tmp_path: Path) 
         (prepared / "mono" / split).mkdir(parents=True)
         for lang, text in zip(("en", "de", "sw"), TEXT, strict=False):
             (prepared / "mono" / split / f"m.{lang}").write_text(f"{text}\n{text} {split}\n", encoding="utf-8")
-    meta = build_lm_data(exp, prepared, tmp_path / "no-spm", tmp_path / "lm")
+    assert exp.lm_data is not None
+    meta = build_lm_data(exp.data, exp.spm, exp.lm_data, prepared, tmp_path / "no-spm", tmp_path / "lm")
     assert meta["tokenizer"] == f"xglm:{checkpoint}" and meta["vocab_size"] == 36 + 1 + 7
     sp = tokenizer(tmp_path / "lm")
     assert isinstance(sp, xglm.Tokenizer) and shard(tmp_path / "lm", "train", "de", 44)[0].tolist() == sp.encode(
         TEXT[1])
-    info = xglm.write_seed(str(checkpoint), exp.xelm.lm, meta, tmp_path / "seed")
+    info = xglm_weights.write_seed(str(checkpoint), exp.xelm.lm, meta, tmp_path / "seed")
     assert info["updates"] == 0 and info["init"] == f"xglm:{checkpoint}"
     seed = load_lm(tmp_path / "seed" / "model.pt")  # what experts branch from and lm_eval scores
     hf = _hf_model().from_pretrained(str(checkpoint)).eval()
@@ -106,7 +108,8 @@ def test_lm_data_and_seed_from_the_checkpoint(checkpoint: Path, tmp_path: Path) 
         assert torch.allclose(seed(ids), hf(ids).logits, atol=1e-5)
     write_json(tmp_path / "lm" / "meta.json", {**meta, "tokenizer": "spm/spm.model"})
     with pytest.raises(DataError, match="run the lm_data stage again"):
-        xglm.write_seed(str(checkpoint), exp.xelm.lm, {**meta, "tokenizer": "spm/spm.model"}, tmp_path / "seed2")
+        xglm_weights.write_seed(str(checkpoint), exp.xelm.lm, {**meta, "tokenizer": "spm/spm.model"},
+                                tmp_path / "seed2")
 
 
 def test_offline_without_the_weights_says_what_to_fetch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -116,9 +119,9 @@ def test_offline_without_the_weights_says_what_to_fetch(monkeypatch: pytest.Monk
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     for load in (lambda: xglm.load_tokenizer("facebook/xglm-1.7B"),
-                 lambda: xglm.load_weights("facebook/xglm-1.7B", LM, 256008)):
+                 lambda: xglm_weights.load_weights("facebook/xglm-1.7B", LM, 256008)):
         with pytest.raises(DataError, match=r"hf download facebook/xglm-1\.7B --local-dir models/xglm-1\.7B.*"
-                                            r"xelm\.pretrained: models/xglm-1\.7B.*xelm\.init: scratch"):
+                                            r"lm_data\.pretrained: models/xglm-1\.7B.*lm_data\.init: scratch"):
             load()
     with pytest.raises(Exception, match=r"init: xglm brings XGLM's tokenizer"):
         build(Experiment, {**_raw_with(vocab=True)}, "experiments.t")
@@ -127,10 +130,11 @@ def test_offline_without_the_weights_says_what_to_fetch(monkeypatch: pytest.Monk
 def _raw_with(*, vocab: bool) -> dict:
     raw = {"name": "t", "data": {"languages": ["en", "de"], "train_directions": "none", "eval_directions": "none",
                                  "sources": [{"name": "m", "kind": "local", "path": "x"}]},
-           "xelm": {"init": "xglm", "lm": {"embed_dim": 16, "ffn_dim": 32, "heads": 2, "layers": 2, "block_size": 8},
+           "lm_data": {"init": "xglm"},
+           "xelm": {"lm": {"embed_dim": 16, "ffn_dim": 32, "heads": 2, "layers": 2, "block_size": 8},
                     "seed": {"updates": 1, "batch_tokens": 8, "lr": 0.1},
                     "experts": {"updates": 1, "batch_tokens": 16, "lr": 0.1, "k": [2], "main_k": 2},
                     "ensemble": {"top_m": [1]}}}
     if vocab:
-        raw["xelm"]["data"] = {"vocab_size": 100}
+        raw["lm_data"]["vocab_size"] = 100
     return raw

@@ -37,11 +37,10 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from lsnmt.data.config import DataConfig, DownloadConfig, SourceConfig
+from lsnmt.data.config import DataConfig, DownloadConfig, SourceConfig, TaskSource
 from lsnmt.data.sources import embedded, flores, iwslt, local, mc4, mtdata_corpora, opus100, ted, tydiqa, wikiann, wmt14
 from lsnmt.data.sources.base import Context, Origin, Remote, Source, pair_key
 from lsnmt.io import DataError
-from lsnmt.tasks.config import TaskConfig
 
 __all__ = ["SOURCES", "TASK_SOURCES", "Origin", "Remote", "Source", "materialize", "materialize_task", "pair_key"]
 
@@ -91,18 +90,19 @@ def materialize(
     return written
 
 
-def materialize_task(name: str, task: TaskConfig, data_cfg: DataConfig, raw_root: Path, cache_dir: Path,
+def materialize_task(name: str, source: TaskSource, languages: tuple[str, ...], raw_root: Path, cache_dir: Path,
                      dl: DownloadConfig, *, origins: dict[Path, list[Origin]] | None = None) -> list[Path]:
-    """Fetch the dataset of task ``name`` into ``raw_root/tasks/{name}`` (its own format); return the files."""
-    source = TASK_SOURCES[task.source.kind]
-    s = task.source
-    src_cfg = SourceConfig(name=name, kind=s.kind, languages=task.languages, path=s.path, url=s.url, sha256=s.sha256,
-                           mirror=s.mirror)
-    ctx = Context(src=src_cfg, data=data_cfg, raw_root=Path(raw_root), cache_dir=Path(cache_dir), dl=dl,
-                  source=source)
-    source.build(ctx)
+    """Fetch the dataset of task ``name`` (``source``, in ``languages``) into ``raw_root/tasks/{name}`` (its own
+    format); return the files."""
+    kind = TASK_SOURCES[source.kind]
+    src_cfg = SourceConfig(name=name, kind=source.kind, languages=languages, path=source.path, url=source.url,
+                           sha256=source.sha256, mirror=source.mirror)
+    data = DataConfig(languages=languages, pivot=languages[0], train_directions="none", eval_directions="none",
+                      sources=())  # a task names its languages: the fetch reads no experiment data
+    ctx = Context(src=src_cfg, data=data, raw_root=Path(raw_root), cache_dir=Path(cache_dir), dl=dl, source=kind)
+    kind.build(ctx)
     if origins is not None:
         origins.update(ctx.origins)
     written = sorted(p for p, n in ctx.counts.items() if p.exists())
-    log.info("task %s (%s): %d files, %d lines", name, s.kind, len(written), sum(ctx.counts.values()))
+    log.info("task %s (%s): %d files, %d lines", name, source.kind, len(written), sum(ctx.counts.values()))
     return written

@@ -30,7 +30,7 @@
 Paper scale is ``mc4_xelm``: its single budget of 10.5B tokens (20,000 updates of 524,288 tokens) fills the
 10.5B-token columns of Table 1; Tables 3, 8 and 9-11 print the paper's 21B-token models, so ours there are at
 half the paper's budget (said in each table's note). The XGLM columns of Tables 1, 2 and 7 are our seed's
-perplexities when that seed is XGLM-1.7B itself (``xelm.init: xglm``, as mc4_xelm), else "not run"; the 21.0B
+perplexities when that seed is XGLM-1.7B itself (``lm_data.init: xglm``, as mc4_xelm), else "not run"; the 21.0B
 columns of Table 1 stay "not run". Perplexities are compared as printed only where tokenizer and seed are
 XGLM's; a run with another seed (``init: scratch``) compares % reductions over a baseline column instead
 (:class:`Relative`, said in the tables' notes).
@@ -117,16 +117,16 @@ class Ppl(Selector):
         got = {r["lang"]: _cell(r["ppl"]) for r in _tsv(run, "ppl.tsv") or [] if r["model"] == name}
         if row.arg != "avg":
             return got.get(row.arg)
-        langs = list(run.exp.xelm.languages) if run.exp.xelm else []
+        langs = list(run.exp.lm_data.languages) if run.exp.lm_data else []
         vals = [got.get(x) for x in langs]
         return sum(vals) / len(vals) if vals and all(v is not None for v in vals) else None  # type: ignore[misc]
 
 
 def paper_seed(run: Run | None) -> bool:
-    """Whether the run's experts branch from XGLM's released weights and keep its tokenizer (``xelm.init: xglm``,
+    """Whether the run's experts branch from XGLM's released weights and keep its tokenizer (``lm_data.init: xglm``,
     x-elm Sec. 3.1), so that its perplexities are on the paper's scale."""
-    x = None if run is None else run.exp.xelm
-    return x is not None and x.init == "xglm"
+    lm = None if run is None else run.exp.lm_data
+    return lm is not None and lm.init == "xglm"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -264,10 +264,10 @@ _LANGS = ["AR", "BG", "DE", "EL", "EN", "ES", "FR", "HI", "JA", "KO", "RU", "SW"
 
 def describe(exp) -> str:
     """Caption line of an x-elm run: the LM's size and budgets, not the translation model's."""
-    x = exp.xelm
-    if x is None:
+    x, lm = exp.xelm, exp.lm_data
+    if x is None or lm is None:
         return f"experiment `{exp.name}`: no x-elm section"
-    return (f"experiment `{exp.name}`: x-elm LM on {len(x.languages)} languages ({', '.join(x.languages)}), "
+    return (f"experiment `{exp.name}`: x-elm LM on {len(lm.languages)} languages ({', '.join(lm.languages)}), "
             f"{x.lm.embed_dim}/{x.lm.ffn_dim}, {x.lm.layers} layers; seed LM {x.seed.updates:,} updates, experts "
             f"k={list(x.experts.k)} with {x.experts.updates:,} updates each")
 
@@ -275,7 +275,7 @@ def describe(exp) -> str:
 _ROWS = {**{lang: Row("xelm", arg=lang.lower()) for lang in _LANGS}, "Avg.": Row("xelm", arg="avg")}
 _HALF = "Ours: mc4_xelm's experts see 10.5B tokens each, half the paper's 21B-token models of this table."
 _RELATIVE = ("Perplexities are compared with the paper's only for a run whose tokenizer and seed are XGLM-1.7B's "
-             "(xelm.init: xglm). Any other run (init: scratch, e.g. the embedded default) shows the % perplexity "
+             "(lm_data.init: xglm). Any other run (init: scratch, e.g. the embedded default) shows the % perplexity "
              "reduction over {base} in the same row instead, compared with the reduction the paper's printed "
              "numbers give.")
 _SETTINGS = {"Dense": "dense", "Typ. (TRG)": "typology_trg", "Typ. (EN)": "typology_en",
@@ -316,7 +316,7 @@ BINDINGS = {
                     for top, printed, ours in (("x-elm Training", "Dense", "dense"),
                                                ("x-elm Training", "TF-IDFens*", "tfidf_ens"),
                                                ("LAPT", "Dense", "lapt"), ("LAPT", "HMR", "hmr"))}},
-        note="Ours: targets and donors of xelm.hmr (mc4_xelm: az<-tr, he<-ar, pl<-ru, sv<-en as the paper); a "
+        note="Ours: targets and donors of lm_data, xelm.hmr (mc4_xelm: az<-tr, he<-ar, pl<-ru, sv<-en as the paper); a "
              "donor row fills when it is the donor of one of our targets. The x-elm Training columns are our "
              "10.5B-token dense model and TF-IDF ensemble, the paper's are its 21B-token ones (Sec. 6.3): ours "
              "trained half as long; the LAPT columns build on 10.5B-token models in both. "
