@@ -3,8 +3,9 @@
     python -m stages.lm_expert --experiment default --expert typology-k4-e0 \
         --log logs/default/xelm/lm_expert/typology-k4-e0.log
 
-``--expert`` is one of params.yaml's ``xelm_experts`` (``dense-k1-e0`` is the k = 1 dense baseline). Each
-expert is an independent job. Resumable state: ``work/{exp}/xelm/ckpt/{expert}``.
+``--expert`` is one of params.yaml's ``xelm_experts`` (``dense-k1-e0`` is the k = 1 dense baseline), the ids the
+``xelm`` section implies. Reads ``xelm`` only (:class:`lsnmt.xelm.config.XelmView`). Each expert is an independent
+job. Resumable state: ``work/{exp}/xelm/ckpt/{expert}``.
 """
 
 import sys
@@ -12,24 +13,30 @@ import sys
 from lsnmt import paths as P
 from lsnmt import record
 from lsnmt.runner import launch
-from lsnmt.runner.stage import run_keyed
+from lsnmt.runner.base import Each, Job, run_stage
 from lsnmt.xelm import jobs
+from lsnmt.xelm.config import XelmView, expert_ids
 from lsnmt.xelm.lmdata import load_meta
 from lsnmt.xelm.trainer import train_lm
 
+VIEW = XelmView
+EACH = Each("expert", "xelm_experts", lambda _path, _exp, view: expert_ids(view.xelm) if view.xelm else ())
 
-def _expert(exp, expert: str, argv: list[str]) -> None:
-    launch.relaunch(exp.xelm, argv, "stages.lm_expert", "xelm")  # several ranks: this job under torchrun
-    lm_dir = P.at(P.LM, exp.name)
-    job = jobs.expert_job(exp, expert, lm_dir, P.at(P.CLUSTER, exp.name), P.at(P.SEED, exp.name) / "model.pt")
-    train_lm(job, exp.xelm.lm, lm_dir, load_meta(lm_dir), P.at(P.LM_CKPT, exp.name, job=expert),
-             P.at(P.EXPERT, exp.name, expert=expert), threads=exp.xelm.threads)
-    record.write(P.at(P.EXPERT, exp.name, expert=expert))
+
+def _expert(view: XelmView, job: Job, argv: list[str]) -> None:
+    exp, expert, cfg = job.experiment, str(job.item), view.xelm
+    assert cfg is not None  # EACH: an experiment without xelm has no expert
+    launch.relaunch(cfg, argv, "stages.lm_expert", "xelm")  # several ranks: this job under torchrun
+    lm_dir = P.at(P.LM, exp)
+    train = jobs.expert_job(cfg, expert, lm_dir, P.at(P.CLUSTER, exp), P.at(P.SEED, exp) / "model.pt")
+    train_lm(train, cfg.lm, lm_dir, load_meta(lm_dir), P.at(P.LM_CKPT, exp, job=expert),
+             P.at(P.EXPERT, exp, expert=expert), threads=cfg.threads)
+    record.write(P.at(P.EXPERT, exp, expert=expert))
 
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
-    run_keyed("lm_expert", "expert", "xelm_experts", lambda exp, expert: _expert(exp, expert, args), args)
+    run_stage("lm_expert", VIEW, lambda view, job: _expert(view, job, args), args, each=EACH)
 
 
 if __name__ == "__main__":

@@ -119,3 +119,30 @@ def test_editing_an_lm_training_setting_reruns_no_lm_data(recorded: tuple[Path, 
     assert _changed(repo, env, lambda exp: exp["xelm"]["experts"].update(updates=8)) == set()
     # the control: what lm_data reads is seen
     assert _changed(repo, env, lambda exp: exp["lm_data"].update(valid_docs=5)) == {"lm_data"}
+
+
+def test_a_keyed_stage_refuses_an_item_its_view_does_not_imply(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--expert`` of ``lm_expert`` is one of the ids its ``xelm`` section implies (lsnmt.runner.base.Each): another
+    is one line naming the list, exit 2, before any work."""
+    from stages import lm_expert
+
+    params = str(ROOT / "tests/fixtures/params.tiny.yaml")
+    with pytest.raises(SystemExit) as exc:
+        lm_expert.main(["--experiment", "tiny", "--params", params, "--expert", "typology-k9-e0"])
+    assert exc.value.code == 2
+    assert "'typology-k9-e0' is not among the xelm_experts of experiment 'tiny'" in capsys.readouterr().err
+
+
+def test_a_task_method_not_defined_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``task_train`` types its methods' entries where it uses them (lsnmt.methods.resolve_task): a method the
+    experiment does not define stops the stage with one line naming the key path, as a bad key at load does."""
+    from stages import task_train
+
+    raw = yaml.safe_load((ROOT / "tests/fixtures/params.tasks.yaml").read_text(encoding="utf-8"))
+    raw["task_methods"] = ["naive", "nope"]
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        task_train.main(["--experiment", "tinytasks", "--params", str(params)])
+    assert exc.value.code == 2
+    assert "task method 'nope' is not defined under experiments.tinytasks.task_method_cfg" in capsys.readouterr().err

@@ -24,10 +24,10 @@ from typing import Any, Literal
 from lsnmt import paths as P
 from lsnmt.config import ClaimView
 from lsnmt.data.config import DownloadView, EncodeView, PrepareView, SampleView, SpmView
-from lsnmt.tasks.config import TaskEvalView, TaskPrepView
+from lsnmt.tasks.config import TaskEvalView, TaskPrepView, TaskTrainView
 from lsnmt.typed import load_yaml
 from lsnmt.view import keys
-from lsnmt.xelm.config import DENSE, IclView, XelmView
+from lsnmt.xelm.config import DENSE, IclView, LMTrainView, XelmView
 from lsnmt.xelm.data_config import LMDataView
 
 EACH = {"method": "methods", "expert": "xelm_experts", "target": "xelm_targets"}
@@ -181,9 +181,8 @@ STAGES: tuple[Stage, ...] = (
     viewed(TaskPrepView, name="task_prep", log="logs/{exp}/task_prep.log", deps=(P.EMBEDDED,),
            outs=_outs(P.TASK_RAW, P.TASK_DATA), jobs=("tasks",), needs="tasks", local=True,
            note="fetches the tasks' datasets (download reads no task setting) and prepares them"),
-    Stage(name="task_train", log="logs/{exp}/task_train.log", deps=(P.TASK_DATA,),
-          outs=_outs(P.TASKS), params=("task_cfg", "task_method_cfg"), jobs=("tasks", "task_methods"),
-          needs="tasks", threads=2, job="gpu"),
+    viewed(TaskTrainView, name="task_train", log="logs/{exp}/task_train.log", deps=(P.TASK_DATA,),
+           outs=_outs(P.TASKS), jobs=("tasks", "task_methods"), needs="tasks", threads=2, job="gpu"),
     viewed(TaskEvalView, name="task_eval", log="logs/{exp}/task_eval.log", deps=(P.TASKS, P.TASK_DATA),
            outs=(Out(P.TASK_EVAL, cache=False), *_metrics("task_eval")), jobs=("tasks", "task_methods"),
            needs="tasks", local=True),
@@ -201,13 +200,14 @@ STAGES: tuple[Stage, ...] = (
                 "each folder",
            needs="xelm"),
     _lm("cluster", (), Out(P.CLUSTER), job="cpu", view=XelmView),
-    _lm("lm_seed", (), Out(P.SEED), job="lm_train"),
+    _lm("lm_seed", (), Out(P.SEED), job="lm_train", view=LMTrainView),
     _lm("lm_expert", (P.CLUSTER, P.SEED), Out(P.EXPERT), each="expert",
-        jobs=("xelm_experts",), job="lm_train"),
+        jobs=("xelm_experts",), job="lm_train", view=XelmView),
     _lm("lm_hmr", (P.CLUSTER, P.EXPERTS), Out(P.HMR), each="target",
-        jobs=("xelm_targets",), picks=((P.EXPERTS, main_typology_expert),), job="lm_train"),
+        jobs=("xelm_targets",), picks=((P.EXPERTS, main_typology_expert),), job="lm_train",
+        view=LMTrainView),
     _lm("lm_lapt", (P.CLUSTER, P.EXPERTS), Out(P.LAPT),
-        picks=((P.EXPERTS, dense_expert),), job="lm_train"),
+        picks=((P.EXPERTS, dense_expert),), job="lm_train", view=LMTrainView),
     _lm("lm_eval", (P.CLUSTER, P.SEED, P.EXPERTS, P.HMRS, P.LAPT),
         (Out(P.LM_EVAL, cache=False), *_metrics("lm_eval")), jobs=("xelm_experts", "xelm_targets"), view=XelmView),
     _lm("lm_icl", (P.CLUSTER, P.SEED, P.EXPERTS),

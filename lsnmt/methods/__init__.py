@@ -87,15 +87,15 @@ def resolve(exp: Experiment, name: str) -> tuple[str | None, Any]:
     return typed_entry(exp.method_cfg[name], f"experiments.{exp.name}.method_cfg.{name}")
 
 
-def resolve_task(exp: Experiment, name: str) -> tuple[str | None, Any]:
-    """``(kind, typed config)`` of task method ``name`` in ``exp``'s ``task_method_cfg``; ``(None, None)``: naive."""
+def resolve_task(task_method_cfg: Mapping[str, Any], name: str, where: str) -> tuple[str | None, Any]:
+    """``(kind, typed config)`` of task method ``name`` in ``task_method_cfg`` (the section found at ``where``,
+    ``experiments.<exp>.task_method_cfg``); ``(None, None)``: naive."""
     if name == NAIVE:
         return None, None
-    if name not in exp.task_method_cfg:
-        known = ", ".join([NAIVE, *exp.task_method_cfg])
-        raise ConfigError(f"task method {name!r} is not defined under experiments.{exp.name}.task_method_cfg "
-                          f"(known: {known})")
-    return task_entry(exp.task_method_cfg[name], f"experiments.{exp.name}.task_method_cfg.{name}")
+    if name not in task_method_cfg:
+        known = ", ".join([NAIVE, *task_method_cfg])
+        raise ConfigError(f"task method {name!r} is not defined under {where} (known: {known})")
+    return task_entry(task_method_cfg[name], f"{where}.{name}")
 
 
 def batching_by_kind(train: TrainConfig) -> dict[str, str]:

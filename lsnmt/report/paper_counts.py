@@ -192,7 +192,7 @@ def _resolve(links: CountsFile, group: Group, link: Link, params: Params, table:
     train_cell, infer_cell = _cells(table, link, columns)
     task = None if group.task is None else _get(exp.task_cfg, group.task, f"task of experiments.{exp.name}")
     if task is not None:
-        kind, cfg = resolve_task(exp, link.method)
+        kind, cfg = resolve_task(exp.task_method_cfg, link.method, f"experiments.{exp.name}.task_method_cfg")
         source, langs, vocab = "task_method_cfg", len(task.languages), None
         if group.vocab != "encoder" or link.implied is not None:
             raise ConfigError("an XLM-R task row counts the encoder's vocabulary (vocab: encoder), no implied entry")

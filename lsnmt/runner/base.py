@@ -10,7 +10,9 @@ hyperparameter comes from ``params.yaml``. Logging goes to stderr and, with
 A stage's work (:func:`guarded`) ends in one line and an exit status on every expected failure: bad data, a
 damaged file or a full disk (:class:`~lsnmt.io.DataError`), a diverged run and an allocation larger than the
 machine (a size in params.yaml beyond it: params.yaml's ranges refuse only the sizes no machine holds) exit 1;
-the same job already running in this repository (:mod:`lsnmt.runner.lock`) exits 75 (``EX_TEMPFAIL``); SIGTERM or
+the same job already running in this repository (:mod:`lsnmt.runner.lock`) exits 75 (``EX_TEMPFAIL``); a
+setting found wrong where it is used (:class:`~lsnmt.typed.ConfigError`: a method entry the stage types) exits 2,
+as one found at load; SIGTERM or
 SIGUSR1 exits 128 + the signal (143 for SIGTERM), wherever it arrives: inside a training loop's updates the loop
 saves and stops (:class:`~lsnmt.stops.Interrupted`), anywhere else (set-up, evaluation, between NER / QA units) the
 stage's handler stops it (:class:`~lsnmt.stops.StopSignal`).
@@ -24,10 +26,10 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from lsnmt.io import FULL, DataError, DiskFull
 from lsnmt.runner import lock
@@ -84,22 +86,43 @@ def load_or_exit(name: str, load: Callable[[], T]) -> T:
 
 @dataclass(frozen=True)
 class Job:
-    """Who a stage runs for: the experiment, and the job lists it asked for (``tasks``, ...)."""
+    """Who a stage runs for: the experiment, the job lists it asked for (``tasks``, ...) and, for a stage run once per
+    item (``--method``, ``--expert``, ``--target``), that item."""
 
     experiment: str
     lists: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    item: str | None = None
+
+
+@dataclass(frozen=True)
+class Each:
+    """A stage run once per item: the identity flag ``--<flag>`` and the items it may take, ``allowed(path,
+    experiment, view)`` (the file, to read a job list: :func:`lsnmt.view.job_list`), named ``where`` in the error."""
+
+    flag: str
+    where: str
+    allowed: Callable[[str, str, Any], Iterable[str]]
 
 
 def run_stage(name: str, view: type[V], fn: Callable[[V, Job], object], argv: list[str] | None = None, *,
-              lists: tuple[str, ...] = ()) -> None:
-    """The entry of stage ``name``: parse ``--experiment/--params/--log``, load ``view`` of the experiment (the keys
-    the stage reads: :func:`lsnmt.view.load_view`) and the job ``lists`` (:func:`lsnmt.view.job_list`), one line
-    naming the file and key on an error, then run ``fn(view, job)`` guarded. The stage hands sections or flat values
-    on from there."""
-    args = parse_args(name, argv)
+              lists: tuple[str, ...] = (), each: Each | None = None) -> None:
+    """The entry of stage ``name``: parse ``--experiment/--params/--log`` (and ``--<each.flag>``), load ``view`` of the
+    experiment (the keys the stage reads: :func:`lsnmt.view.load_view`) and the job ``lists``
+    (:func:`lsnmt.view.job_list`), one line naming the file and key on an error (exit 2, as an item not among
+    ``each.allowed``), then run ``fn(view, job)`` guarded. The stage hands sections or flat values on from there."""
+    extra = {each.flag: f"one of params.yaml `{each.where}`"} if each else {}
+    args = parse_args(name, argv, **extra)
     exp, cfg = load_or_exit(name, lambda: load_view(args.params, args.experiment, view))
     jobs = load_or_exit(name, lambda: {key: job_list(args.params, exp, key) for key in lists})
-    guarded(name, lambda: fn(cfg, Job(exp, jobs)), (exp, None))
+    item = None
+    if each is not None:
+        item = getattr(args, each.flag)
+        allowed = tuple(load_or_exit(name, lambda: tuple(each.allowed(args.params, exp, cfg))))
+        if item not in allowed:
+            logging.getLogger(f"stages.{name}").error("%s %r is not among the %s of experiment %r in %s %s",
+                                                      each.flag, item, each.where, exp, args.params, list(allowed))
+            raise SystemExit(2)
+    guarded(name, lambda: fn(cfg, Job(exp, jobs, item)), (exp, item))
 
 
 def guarded(name: str, call, job: tuple[str, str | None] | None = None) -> None:
@@ -126,6 +149,9 @@ def guarded(name: str, call, job: tuple[str, str | None] | None = None) -> None:
     except lock.Busy as exc:
         logger.error("%s", exc)
         raise SystemExit(BUSY) from None
+    except ConfigError as exc:  # a setting typed where the stage uses it (a method entry): as at load, exit 2
+        logger.error("%s", exc)
+        raise SystemExit(2) from None
     except (MemoryError, RuntimeError) as exc:
         if not _out_of_memory(exc):
             raise

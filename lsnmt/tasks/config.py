@@ -15,7 +15,7 @@ decay 1e-4, last checkpoint (TyDiQA-GoldP has no dev set besides the one reporte
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from lsnmt.data.config import DownloadConfig, TaskSource
 from lsnmt.languages import is_known
@@ -101,6 +101,15 @@ class TaskPrepView:
 
     task_cfg: dict[SafeName, TaskConfig] = field(default_factory=dict)
     download: DownloadConfig = field(default_factory=DownloadConfig)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskTrainView:
+    """``task_train``: the tasks and their methods' entries (``{name: {kind: lms | lms_fd, ...}}``, typed by
+    :func:`lsnmt.methods.resolve_task` for the methods the stage trains)."""
+
+    task_cfg: dict[SafeName, TaskConfig] = field(default_factory=dict)
+    task_method_cfg: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

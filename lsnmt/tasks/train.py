@@ -27,7 +27,7 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,8 +36,6 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from lsnmt import methods as method_registry
-from lsnmt.config import Experiment
 from lsnmt.io import atomic_dir, atomic_write, write_json
 from lsnmt.runner.progress import progress
 from lsnmt.tasks import loss as losses
@@ -276,22 +274,28 @@ def _write_unit(out: Path, result: dict[str, Any]) -> None:
     write_json(out / "predictions.json", {k: v for k, v in result.items() if k != "curve"})
 
 
-def units(exp: Experiment, tasks: tuple[str, ...], methods: tuple[str, ...], work_root: Path) -> Iterator[Unit]:
+TaskMethod = tuple[str | None, Any]
+"""A task method's kind and typed config (``(None, None)``: naive; :func:`lsnmt.methods.resolve_task`)."""
+
+
+def units(task_cfg: Mapping[str, TaskConfig], tasks: tuple[str, ...], methods: Mapping[str, TaskMethod],
+          work_root: Path) -> Iterator[Unit]:
+    """Every (task, method, seed) of ``tasks`` x ``methods`` (in their order) x the task's seeds."""
     for name in tasks:
-        task = exp.task_cfg[name]
-        for method in methods:
-            kind, cfg = method_registry.resolve_task(exp, method)
+        task = task_cfg[name]
+        for method, (kind, cfg) in methods.items():
             for seed in task.seeds:
                 yield Unit(name, task, method, kind, cfg, seed, work_root / name / method / f"seed{seed}")
 
 
-def train_tasks(exp: Experiment, tasks: tuple[str, ...], methods: tuple[str, ...], data_root: Path,
-                out_root: Path, work_root: Path) -> None:
-    """Every unit of ``tasks`` x ``methods`` x seeds, then ``out_root`` assembled atomically."""
-    threads = {exp.task_cfg[name].cpu_threads for name in tasks} - {None}
+def train_tasks(task_cfg: Mapping[str, TaskConfig], tasks: tuple[str, ...], methods: Mapping[str, TaskMethod],
+                data_root: Path, out_root: Path, work_root: Path) -> None:
+    """Every unit of ``tasks`` (of ``task_cfg``) x ``methods`` (name -> kind and typed config) x seeds, then
+    ``out_root`` assembled atomically."""
+    threads = {task_cfg[name].cpu_threads for name in tasks} - {None}
     device = pick_device(0, min(threads) if threads else None)  # type: ignore[type-var]
     prepared = {name: Prepared.load(data_root / name) for name in tasks}
-    todo = list(units(exp, tasks, methods, work_root))
+    todo = list(units(task_cfg, tasks, methods, work_root))
     results = []
     for unit in progress(todo, "task_train", unit="run"):
         results.append((unit, run_unit(unit, prepared[unit.task_name], device)))

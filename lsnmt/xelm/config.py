@@ -314,3 +314,23 @@ class IclView:
 
     download: DownloadConfig = field(default_factory=DownloadConfig)
     xelm: XelmConfig | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LMTrainView:
+    """What ``lm_seed``, ``lm_hmr`` and ``lm_lapt`` read (:mod:`lsnmt.view`): ``lm_data`` (the seed's origin, the HMR
+    targets) and ``xelm`` (the LM and its trainings); ``lm_expert`` reads ``xelm`` only (:class:`XelmView`)."""
+
+    lm_data: LMDataConfig | None = None
+    """``None`` (with ``xelm``): the experiment runs no x-elm stage (the stage writes "not configured")."""
+    xelm: XelmConfig | None = None
+
+    def __post_init__(self) -> None:
+        if (self.lm_data is None) != (self.xelm is None):
+            raise FieldError("lm_data" if self.lm_data is None else "xelm", "x-elm needs both sections, lm_data "
+                             "and xelm (none: write both as {})")
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The HMR targets, ``lm_data.targets`` (none without x-elm)."""
+        return () if self.lm_data is None else self.lm_data.targets

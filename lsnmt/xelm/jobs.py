@@ -24,23 +24,11 @@ from pathlib import Path
 import numpy as np
 
 from lsnmt import paths as P
-from lsnmt.config import Experiment
 from lsnmt.io import DataError
 from lsnmt.xelm.config import ExpertId, XelmConfig
 from lsnmt.xelm.corpus import Selection
 from lsnmt.xelm.lmdata import load_meta
 from lsnmt.xelm.trainer import LMJob
-
-
-def _cfg(exp: Experiment) -> XelmConfig:
-    if exp.xelm is None:
-        raise DataError(f"experiment {exp.name!r} has no xelm section")
-    return exp.xelm
-
-
-def _targets(exp: Experiment) -> tuple[str, ...]:
-    """``lm_data.targets``: the HMR targets (``Experiment`` has ``lm_data`` where it has ``xelm``)."""
-    return () if exp.lm_data is None else exp.lm_data.targets
 
 
 def _read(path: Path) -> dict:
@@ -69,14 +57,15 @@ def tfidf_selection(lm_dir: Path, cluster_dir: Path, k: int, expert: int) -> Sel
     return Selection(out)
 
 
-def seed_job(exp: Experiment, lm_dir: Path) -> LMJob:
-    cfg = _cfg(exp)
+def seed_job(cfg: XelmConfig, lm_dir: Path) -> LMJob:
+    """The seed LM's job (``cfg``: the ``xelm`` section)."""
     langs = load_meta(lm_dir)["languages"]
     return LMJob("seed", cfg.seed, cfg.seed.batch_tokens, Selection.languages(lm_dir, langs))
 
 
-def expert_job(exp: Experiment, expert: str, lm_dir: Path, cluster_dir: Path, seed_model: Path) -> LMJob:
-    cfg, eid = _cfg(exp), ExpertId.parse(expert)
+def expert_job(cfg: XelmConfig, expert: str, lm_dir: Path, cluster_dir: Path, seed_model: Path) -> LMJob:
+    """Expert ``expert``'s job, branched from ``seed_model``."""
+    eid = ExpertId.parse(expert)
     langs = load_meta(lm_dir)["languages"]
     if eid.allocation == "dense":
         sel = Selection.languages(lm_dir, langs)
@@ -91,28 +80,29 @@ def donors(cluster_dir: Path) -> dict[str, str]:
     return {t: v["donor"] for t, v in _read(cluster_dir / "donors.json").items()}
 
 
-def donor_expert(exp: Experiment, cluster_dir: Path, target: str) -> str:
+def donor_expert(cfg: XelmConfig, cluster_dir: Path, target: str) -> str:
     """Id of the ``main_k`` typology expert that holds ``target``'s donor."""
-    k = _cfg(exp).experts.main_k
+    k = cfg.experts.main_k
     donor = donors(cluster_dir)[target]
     expert_of = _read(cluster_dir / "typology" / f"k{k}.json")["expert_of"]
     return f"typology-k{k}-e{expert_of[donor]}"
 
 
-def hmr_job(exp: Experiment, target: str, lm_dir: Path, cluster_dir: Path) -> LMJob:
-    cfg, targets = _cfg(exp), _targets(exp)
+def hmr_job(cfg: XelmConfig, exp: str, targets: tuple[str, ...], target: str, lm_dir: Path,
+            cluster_dir: Path) -> LMJob:
+    """HMR's job for ``target`` of ``targets`` (``lm_data.targets``) in experiment ``exp``, branched from its donor's
+    typology expert."""
     if target not in targets:
         raise DataError(f"{target!r} is not one of lm_data.targets {list(targets)}")
     donor = donors(cluster_dir)[target]
-    init = P.at(P.EXPERT, exp.name, expert=donor_expert(exp, cluster_dir, target)) / "model.pt"
+    init = P.at(P.EXPERT, exp, expert=donor_expert(cfg, cluster_dir, target)) / "model.pt"
     return LMJob(f"hmr-{target}", cfg.hmr, cfg.hmr.batch_tokens // len(targets),
                  Selection.languages(lm_dir, [donor, target]), init=init)
 
 
-def lapt_job(exp: Experiment, lm_dir: Path, cluster_dir: Path) -> LMJob:
-    cfg = _cfg(exp)
+def lapt_job(cfg: XelmConfig, exp: str, targets: tuple[str, ...], lm_dir: Path, cluster_dir: Path) -> LMJob:
+    """The dense LAPT baseline's job in experiment ``exp``: every target of ``targets`` and its donor."""
     d = donors(cluster_dir)
-    targets = _targets(exp)
     langs = list(dict.fromkeys([*targets, *(d[t] for t in targets)]))
-    init = P.at(P.EXPERT, exp.name, expert="dense-k1-e0") / "model.pt"
+    init = P.at(P.EXPERT, exp, expert="dense-k1-e0") / "model.pt"
     return LMJob("lapt", cfg.hmr, cfg.hmr.batch_tokens, Selection.languages(lm_dir, langs), init=init)

@@ -30,7 +30,7 @@ def test_paper_scale_tasks_follow_the_paper() -> None:
         assert (t.encoder.init, t.encoder.name, t.dropout, t.epochs, len(t.seeds)) == (
             "pretrained", "xlm-roberta-base", 0.1, 20, 3)
     for name in ("lms", "lms_fd"):  # d = 32, language-wise, FFN
-        kind, cfg = methods.resolve_task(exp, name)
+        kind, cfg = methods.resolve_task(exp.task_method_cfg, name, "task_method_cfg")
         assert (kind, cfg.rank, cfg.synthesis, cfg.where) == (name, 32, "language", "ffn")
     assert PARAMS.tasks == ("wikiann", "tydiqa") and set(PARAMS.task_methods) == {"naive", "lms", "lms_fd"}
 

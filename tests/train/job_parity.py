@@ -72,7 +72,7 @@ def xelm(root: Path) -> dict[str, Any]:
 
     exp = experiment()
     lm = make_lm_dir(root / "data")
-    train_lm(jobs.seed_job(exp, lm), exp.xelm.lm, lm, load_meta(lm), root / "work", root / "out")
+    train_lm(jobs.seed_job(exp.xelm, lm), exp.xelm.lm, lm, load_meta(lm), root / "work", root / "out")
     return {
         "curve": _curve(root / "work" / "curve.tsv"),
         "fingerprint": _fingerprint(root / "work"),

@@ -28,7 +28,7 @@ SEED = {"updates": 3, "batch_tokens": 32, "lr": 0.003, "warmup_updates": 1, "log
 def _train(root: Path, name: str) -> None:
     exp = experiment(lm=LM, seed=SEED)
     lm = root / "data" / "t" / "lm"
-    train_lm(jobs.seed_job(exp, lm), exp.xelm.lm, lm, load_meta(lm), root / "work" / name, root / "results" / name)
+    train_lm(jobs.seed_job(exp.xelm, lm), exp.xelm.lm, lm, load_meta(lm), root / "work" / name, root / "results" / name)
 
 
 def _rank(rank: int, world: int, port: int, root: Path) -> None:

@@ -32,7 +32,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
     exp = experiment()
     lm = make_lm_dir(Path("data/t"))
     clusters = make_clusters(Path("results/t/xelm"), lm)
-    train_lm(jobs.seed_job(exp, lm), exp.xelm.lm, lm, load_meta(lm), P.at(P.LM_CKPT, "t", job="seed"),
+    train_lm(jobs.seed_job(exp.xelm, lm), exp.xelm.lm, lm, load_meta(lm), P.at(P.LM_CKPT, "t", job="seed"),
              P.at(P.SEED, "t"))
     return exp, lm, clusters
 
@@ -44,8 +44,8 @@ def _weights(path: Path) -> dict[str, torch.Tensor]:
 def test_expert_sets_share_one_token_budget(workspace: tuple) -> None:
     exp, lm, clusters = workspace
     seed = P.at(P.SEED, "t") / "model.pt"
-    dense = jobs.expert_job(exp, "dense-k1-e0", lm, clusters, seed)
-    experts = [jobs.expert_job(exp, f"{a}-k2-e{e}", lm, clusters, seed) for a in ("tfidf", "typology")
+    dense = jobs.expert_job(exp.xelm, "dense-k1-e0", lm, clusters, seed)
+    experts = [jobs.expert_job(exp.xelm, f"{a}-k2-e{e}", lm, clusters, seed) for a in ("tfidf", "typology")
                for e in range(2)]
     assert dense.batch_tokens == exp.xelm.experts.batch_tokens
     assert all(j.batch_tokens * 2 == dense.batch_tokens and j.train.updates == dense.train.updates for j in experts)
@@ -57,7 +57,7 @@ def test_expert_sets_share_one_token_budget(workspace: tuple) -> None:
 def test_branch_starts_from_the_parent(workspace: tuple) -> None:
     exp, lm, clusters = workspace
     seed = P.at(P.SEED, "t") / "model.pt"
-    job = jobs.expert_job(exp, "typology-k2-e0", lm, clusters, seed)
+    job = jobs.expert_job(exp.xelm, "typology-k2-e0", lm, clusters, seed)
     frozen = dataclasses.replace(job, train=dataclasses.replace(job.train, lr=0.0, warmup_updates=0))
     train_lm(frozen, exp.xelm.lm, lm, load_meta(lm), Path("work/frozen"), Path("results/frozen"))
     a, b = _weights(seed), _weights(Path("results/frozen/model.pt"))
@@ -69,12 +69,12 @@ def test_hmr_leaves_existing_experts_unchanged(workspace: tuple) -> None:
     seed, meta = P.at(P.SEED, "t") / "model.pt", load_meta(lm)
     for e in range(2):
         name = f"typology-k2-e{e}"
-        train_lm(jobs.expert_job(exp, name, lm, clusters, seed), LM, lm, meta, P.at(P.LM_CKPT, "t", job=name),
+        train_lm(jobs.expert_job(exp.xelm, name, lm, clusters, seed), LM, lm, meta, P.at(P.LM_CKPT, "t", job=name),
                  P.at(P.EXPERT, "t", expert=name))
-    donor = P.at(P.EXPERT, "t", expert=jobs.donor_expert(exp, clusters, "sw")) / "model.pt"
+    donor = P.at(P.EXPERT, "t", expert=jobs.donor_expert(exp.xelm, clusters, "sw")) / "model.pt"
     assert donor.parent.name == "typology-k2-e1"  # the expert of de, sw's donor
     before = {p: file_digests(p)["sha256"] for p in Path("results/t/xelm/experts").rglob("*") if p.is_file()}
-    job = jobs.hmr_job(exp, "sw", lm, clusters)
+    job = jobs.hmr_job(exp.xelm, exp.name, exp.lm_data.targets, "sw", lm, clusters)
     assert job.init == donor and set(job.selection.docs) == {"de", "sw"}
     info = train_lm(job, LM, lm, meta, P.at(P.LM_CKPT, "t", job="hmr-sw"), P.at(P.HMR, "t", target="sw"))
     after = {p: file_digests(p)["sha256"] for p in Path("results/t/xelm/experts").rglob("*") if p.is_file()}
@@ -87,7 +87,7 @@ def test_hmr_leaves_existing_experts_unchanged(workspace: tuple) -> None:
 def test_interrupted_training_resumes_bit_exactly(workspace: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
     exp, lm, clusters = workspace
     seed, meta = P.at(P.SEED, "t") / "model.pt", load_meta(lm)
-    job = jobs.expert_job(exp, "dense-k1-e0", lm, clusters, seed)
+    job = jobs.expert_job(exp.xelm, "dense-k1-e0", lm, clusters, seed)
     train_lm(job, LM, lm, meta, Path("work/a"), Path("results/a"))
     real, calls = lm_trainer._update, {"n": 0}
 
@@ -115,7 +115,7 @@ def test_a_stop_signal_saves_and_the_rerun_resumes_bit_exactly(workspace: tuple,
     ``last.pt`` at update 3 and raises; the rerun ends where an uninterrupted run does, curve included."""
     exp, lm, clusters = workspace
     seed, meta = P.at(P.SEED, "t") / "model.pt", load_meta(lm)
-    job = jobs.expert_job(exp, "typology-k2-e0", lm, clusters, seed)
+    job = jobs.expert_job(exp.xelm, "typology-k2-e0", lm, clusters, seed)
     assert job.train.save_every == 2 and job.train.updates == 4
     train_lm(job, LM, lm, meta, Path("work/a"), Path("results/a"))
     real, calls = lm_trainer._update, {"n": 0}
@@ -227,7 +227,7 @@ def test_a_non_finite_loss_stops_the_job_at_the_next_check(workspace: tuple, mon
     """A NaN nll in update 3 (log_every = save_every = 2): the loop's guard names update 3 at its check after update
     4, before that update's save; ``last.pt`` stays the one of update 2 (the nll is no longer read per batch)."""
     exp, lm, clusters = workspace
-    job = jobs.expert_job(exp, "dense-k1-e0", lm, clusters, P.at(P.SEED, "t") / "model.pt")
+    job = jobs.expert_job(exp.xelm, "dense-k1-e0", lm, clusters, P.at(P.SEED, "t") / "model.pt")
     real, calls = lm_trainer.smoothed_cross_entropy, {"n": 0}
 
     def nan_in_update_three(*args, **kwargs):
