@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> None:
     bin_dir = P.at(P.BIN, exp.name)
     vocab = Vocab.load(bin_dir)
     model_path = Path(args.model or P.at(P.MODEL, exp.name, method=args.method))
-    model = load_model(exp, args.method, model_path, vocab)
+    model = load_model(args.method, model_path, vocab, exp=exp.name, model=exp.model, positions=exp.decode_positions,
+                       method_cfg=exp.method_cfg)
     src, tgt = pair.split("-")
     (direction,) = load_split(bin_dir, "test", ((src, tgt),), vocab)
     n = min(args.sentences, len(direction))

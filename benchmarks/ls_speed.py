@@ -82,7 +82,7 @@ def methods() -> dict[str, tuple[str | None, Any]]:
     params = Params.load(ROOT / "params.yaml")
     out: dict[str, tuple[str | None, Any]] = {"naive": (None, None)}
     for name, (exp, method) in SOURCES.items():
-        out[name] = resolve(params.experiments[exp], method)
+        out[name] = resolve(params.experiments[exp].method_cfg, method)
     out["lsl"] = ("lsl", LSLConfig(src=(1,), tgt=(2,)))
     return dict(sorted(out.items(), key=lambda kv: (kv[0] != "naive", kv[0] not in DEFAULT)))
 

@@ -80,7 +80,7 @@ def methods(exp: Experiment) -> list[str]:
     the extra ones and the search layer."""
     routed = []
     for name in exp.method_cfg:
-        kind, cfg = resolve(exp, name)
+        kind, cfg = resolve(exp.method_cfg, name)
         if kind in ROUTED and getattr(cfg, "architecture", None) is None and not getattr(cfg, "dense_steps", 0):
             routed.append(name)
     return ["naive", *routed, "search"]
@@ -92,7 +92,7 @@ def trainee(exp: Experiment, name: str, device: torch.device, precision: str) ->
     if name == "search":
         factories = search_factories(LSLSearchConfig())
     else:
-        kind, cfg = resolve(exp, name)
+        kind, cfg = resolve(exp.method_cfg, name)
     model = build_transformer(exp.model, vocab_size=8000, num_languages=len(exp.data.languages), padding_idx=PAD,
                               method=kind, method_cfg=cfg, factories=factories).to(device)
     opt = build_optimizer(model.parameters(), exp.train, fused=True)

@@ -44,7 +44,7 @@ from lsnmt.typed import (
     build,
     load_yaml,
 )
-from lsnmt.view import OWN_LISTS
+from lsnmt.view import OWN_LISTS, section
 from lsnmt.xelm.config import XelmConfig, check_xelm, expert_ids
 from lsnmt.xelm.data_config import LMDataConfig
 from models.config.model import ModelConfig
@@ -215,6 +215,28 @@ class EvaluateConfig:
         for i, pair in enumerate(self.comparisons):
             if len(pair) != 2 or pair[0] == pair[1]:
                 raise FieldError(f"comparisons[{i}]", f"{list(pair)}: expected [system, reference], two names")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TranslateView:
+    """What ``translate@<method>`` reads (:mod:`lsnmt.view`): the test sets (``data``), the model's shape, the beam
+    search, the method's own entry, and ``train`` (its ``max_target_positions`` caps the hypotheses,
+    :attr:`decode_positions`; its ``max_steps`` is named in the length-limit warning). The whole ``train`` section,
+    not those two keys: DVC stops on a tracked key that params.yaml does not write, and a change of ``train`` reruns
+    translate through the retrained ``model.pt`` anyway."""
+
+    data: DataConfig
+    model: ModelConfig = field(default_factory=ModelConfig)
+    decode: DecodeConfig = field(default_factory=DecodeConfig)
+    method_cfg: dict[SafeName, dict[str, Any]] = section("method_cfg.{method}", default_factory=dict)
+    """``{method: its entry}`` (none for ``naive`` without one: :func:`lsnmt.methods.resolve`)."""
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    @property
+    def decode_positions(self) -> int:
+        """:attr:`Experiment.decode_positions`: the smaller of ``model.max_positions`` and
+        ``train.max_target_positions``."""
+        return min(self.model.max_positions, self.train.max_target_positions)
 
 
 DenseKey = Literal["embed_dim", "ffn_dim", "heads", "encoder_layers", "decoder_layers"]

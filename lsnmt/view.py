@@ -36,6 +36,15 @@ def key_of(f: dataclasses.Field[Any]) -> str:
     return str(f.metadata.get(KEY, f.name))
 
 
+def _wild(f: dataclasses.Field[Any]) -> bool:
+    """A field whose key ends in a job's wildcard (``method_cfg.{method}``): it holds ``{job: entry}``, the one entry
+    of the section that the job reads."""
+    key = key_of(f)
+    if "{" in key and not (key.endswith("}") and "{" not in key.rsplit(".", 1)[0]):
+        raise ValueError(f"{key}: a job's wildcard may only be a key's last part")
+    return "{" in key
+
+
 def keys(view: type) -> tuple[str, ...]:
     """The keys under ``experiments.<name>`` that ``view`` reads, in field order."""
     return tuple(key_of(f) for f in dataclasses.fields(view))
@@ -84,22 +93,25 @@ def _mapping(parent: dict[str, Any], key: str, where: str, path: Path) -> dict[s
     return mapping_of({} if value is None else value, where, path)
 
 
-def load_view(path: str | Path, name: str | None, view: type[V]) -> tuple[str, V]:
+def load_view(path: str | Path, name: str | None, view: type[V], fill: dict[str, str] | None = None) -> tuple[str, V]:
     """``(name, view)``: the keys ``view`` reads of experiment ``name`` (``None``: the file's ``experiment``) of the
-    params file ``path``, typed; a key the experiment does not write takes the field's default. Errors name the
-    file and the key path (``experiments.<name>.<key>...``)."""
+    params file ``path``, typed; a key the experiment does not write takes the field's default. A key with a job's
+    wildcard (``method_cfg.{method}``: the stage table's ``params`` of a stage run per method) reads the job's entry,
+    ``fill`` (``{"method": "lms"}``), into the field as ``{"lms": entry}``: the slice of the section the job reads.
+    Errors name the file and the key path (``experiments.<name>.<key>...``)."""
     path = Path(path)
     name, exp = experiment_mapping(path, name)
     where = f"experiments.{name}"
     shaped = {}
     for f in dataclasses.fields(view):  # type: ignore[arg-type]
-        value = lookup(exp, key_of(f), where, path)
+        key = key_of(f).format(**(fill or {}))
+        value = lookup(exp, key, where, path)
         if value is not _ABSENT:
-            shaped[f.name] = value
+            shaped[f.name] = {key.rsplit(".", 1)[1]: value} if _wild(f) else value
     try:
         return name, build(view, shaped, where)
     except ConfigError as exc:
-        raise ConfigError(f"{path}: {_keyed(str(exc), view, where)}") from None
+        raise ConfigError(f"{path}: {_keyed(str(exc), view, where, fill or {})}") from None
 
 
 OWN_LISTS = ("methods", "tasks", "task_methods")
@@ -122,12 +134,12 @@ def job_list(path: str | Path, name: str | None, key: str) -> tuple[str, ...]:
         raise ConfigError(f"{path}: {exc}") from None
 
 
-def _keyed(message: str, view: type, where: str) -> str:
+def _keyed(message: str, view: type, where: str, fill: dict[str, str]) -> str:
     """``message`` with a field's name written as the key it reads (``metrics`` -> ``evaluate.metrics``)."""
     for f in dataclasses.fields(view):
         head = f"{where}.{f.name}"
-        if key_of(f) != f.name and (
+        if key_of(f) != f.name and not _wild(f) and (
             message.startswith(head + ":") or message.startswith(head + ".") or message.startswith(head + "[")
         ):
-            return f"{where}.{key_of(f)}{message[len(head) :]}"
+            return f"{where}.{key_of(f).format(**fill)}{message[len(head) :]}"
     return message

@@ -45,14 +45,16 @@ def scores(exp: Experiment, method: str, model_pt: Path, sentences: int) -> list
     """Mean BLEU and chrF over the directions of each (test set, side) of the first ``sentences`` sentences."""
     bin_dir = P.at(P.BIN, exp.name)
     vocab = Vocab.load(bin_dir)
-    model = load_model(exp, method, model_pt, vocab)
+    model = load_model(method, model_pt, vocab, exp=exp.name, model=exp.model, positions=exp.decode_positions,
+                       method_cfg=exp.method_cfg)
     sp = spm.SentencePieceProcessor(model_file=str(P.at(P.SPM, exp.name) / "spm.model"))
     exp = dataclasses.replace(exp, decode=dataclasses.replace(exp.decode, max_sentences=sentences))
     out = []
     for name, pairs in exp.data.test_sets.items():
         by_side: dict[str, tuple[list[float], list[float]]] = {}
         for d in load_split(bin_dir, name, pairs, vocab):
-            hyps = [sp.decode(h) for h in translate_direction(model, d, exp, vocab, torch.device("cpu"))]
+            hyps = [sp.decode(h) for h in translate_direction(model, d, exp.decode, vocab, torch.device("cpu"),
+                                                             exp.train.max_steps)]
             refs = list(iter_lines(P.at(P.PREPARED, exp.name) / name / f"{d.name}.tgt"))[: len(hyps)]
             by_side.setdefault(side(d.name, exp.data.pivot), ([], []))
             by_side[side(d.name, exp.data.pivot)][0].append(sacrebleu.corpus_bleu(hyps, [refs]).score)

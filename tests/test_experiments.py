@@ -87,7 +87,8 @@ def test_fd_family_is_trained_once_per_setting(repo: Path, name: str) -> None:
     methods = PARAMS.methods_of(name)
     assert jobs["train"] == jobs["translate"] == sorted(methods)
     exp = PARAMS.get(name)
-    two_route = {m: [s.name for s in systems(exp, m)] for m in methods if len(systems(exp, m)) == 2}
+    two_route = {m: [s.name for s in systems(exp.method_cfg, m)] for m in methods
+                 if len(systems(exp.method_cfg, m)) == 2}
     want = {"fd": ["fd", "fd_ls"]} if name == "iwslt14" else {"lms_fd_d16": ["lms_fd_d16", "lms_fd_d16_ls"]}
     assert want.items() <= two_route.items() and two_route["lms_fd"] == ["lms_fd", "lms_fd_ls"]
 

@@ -48,7 +48,7 @@ def test_the_experiment_is_default_gpu_with_four_methods_and_the_cpu_plan_is_tin
         params = Params.load(path)
         exp = params.get()
         assert exp.name == "gpu_check" and params.methods == TRAINED and set(TRANSLATED) <= set(TRAINED)
-        assert {resolve(exp, m)[0] for m in TRAINED} == {None, "lms", "lsl", "lms_fd"}
+        assert {resolve(exp.method_cfg, m)[0] for m in TRAINED} == {None, "lms", "lsl", "lms_fd"}
         if plan.tiny:
             assert exp.model.embed_dim == 16 and exp.train.max_steps == 1000 and exp.train.compile == "cudagraphs"
             assert exp.model.encoder_layers == full.model.encoder_layers  # LSL's layout names layers 1 and 2

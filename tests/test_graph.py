@@ -28,7 +28,8 @@ def test_each_dvc_stage_tracks_exactly_its_keys() -> None:
     exp = "experiments.default"
     assert tracked["train@lms"] == {f"{exp}.{k}" for k in ("data", "model", "train", "method_cfg.lms")}
     assert tracked["train@naive"] == {f"{exp}.{k}" for k in ("data", "model", "train", "method_cfg.naive")}
-    assert tracked["translate@lms"] == {f"{exp}.{k}" for k in ("data", "model", "decode", "method_cfg.lms")}
+    # translate reads train's max_target_positions (the hypotheses' cap) and max_steps (lsnmt.config.TranslateView)
+    assert tracked["translate@lms"] == {f"{exp}.{k}" for k in ("data", "model", "decode", "method_cfg.lms", "train")}
     assert not any("method_cfg" in p or ".model" in p for p in tracked["download"])
     assert f"{exp}.evaluate.metrics" in tracked["download"]  # it fetches the spBLEU model the metrics name
 
@@ -111,11 +112,11 @@ def test_translate_plans_every_system_of_a_method_with_a_top_w_sweep() -> None:
     raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))["experiments"]
     translate, evaluate = BY_NAME["translate"], BY_NAME["evaluate"]
     swept = {(e, m) for e, exp in loaded.experiments.items() for m in loaded.jobs_of(e, "methods")
-             if kinds.sweep(*methods.resolve(exp, m))}
+             if kinds.sweep(*methods.resolve(exp.method_cfg, m))}
     assert {("opus100_clm_enxx", "sclm"), ("opus100_clm_xxen", "sclm")} <= swept
     for e, m in swept:
         (out,) = (Path(o.path.format(exp=e, method=m)) for o in translate.outs)
-        sweep = [s for s in methods.systems(loaded.get(e), m) if s.top_w is not None]
+        sweep = [s for s in methods.systems(loaded.get(e).method_cfg, m) if s.top_w is not None]
         assert len(sweep) == len(raw[e]["method_cfg"][m]["sweep_top_w"])
         assert all(s.hyp_dir(Path("results") / e).parent == out for s in sweep)
         job = {k: f(dict(exp=e, method=m)) for k, f in params("translate", raw, lambda x, k: [], e).items()}

@@ -21,19 +21,20 @@ def test_figure4_sweep_places_half_the_lsls_at_each_end() -> None:
     """App. E: n LSLs = the bottom n/2 layers source-indexed and the top n/2 target-indexed, n = 2 ... 16."""
     exp = PARAMS.get("flores10_lsl")
     for n in range(2, 17, 2):
-        _, cfg = methods.resolve(exp, f"lsl_n{n}")
+        _, cfg = methods.resolve(exp.method_cfg, f"lsl_n{n}")
         assert cfg.src == tuple(range(1, n // 2 + 1)) and cfg.tgt == tuple(range(17 - n // 2, 17))
-    assert methods.resolve(exp, "lsl_n4")[1] == methods.resolve(exp, "lsl_s12_t15_16")[1]
+    assert methods.resolve(exp.method_cfg, "lsl_n4")[1] == methods.resolve(exp.method_cfg, "lsl_s12_t15_16")[1]
 
 
 def test_searches_of_the_lsl_experiment_and_the_default() -> None:
     lsl = searches(PARAMS.get("flores10_lsl"))
     assert set(lsl) == {"nas", "nas_sd"} and lsl["nas"].seeds == (1, 2, 3) and lsl["nas_sd"].decoder == "shared"
     exp = PARAMS.get("flores10_lsl")
-    assert methods.resolve(exp, "lsl_nas_searched")[1].architecture == "nas"
+    assert methods.resolve(exp.method_cfg, "lsl_nas_searched")[1].architecture == "nas"
     default = PARAMS.get("default")
     assert set(searches(default)) == {"lsl_search"}
-    assert "lsl_nas" in PARAMS.methods and methods.resolve(default, "lsl_nas")[1].architecture == "lsl_search"
+    assert "lsl_nas" in PARAMS.methods
+    assert methods.resolve(default.method_cfg, "lsl_nas")[1].architecture == "lsl_search"
     searched = {name for name, e in PARAMS.experiments.items() if searches(e)}
     assert searched == {*DEFAULTS, "flores10_lsl"}
 

@@ -38,9 +38,9 @@ def test_every_default_method_can_be_listed(tmp_path: Path) -> None:
     assert {"lms", "lms_langwise", "fd", "lms_fd", "switch", "clsr", "clsr_star"} <= set(names)
     params = _load(tmp_path, lambda r: r.__setitem__("methods", ["naive", *names]))
     exp = params.get()
-    kinds = {name: methods.resolve(exp, name)[0] for name in params.methods}
+    kinds = {name: methods.resolve(exp.method_cfg, name)[0] for name in params.methods}
     assert kinds["naive"] is None and set(kinds.values()) - {None} == set(KINDS)
-    assert methods.resolve(exp, "lms_fd")[1] == LMSFDConfig(rank=8, route="share")
+    assert methods.resolve(exp.method_cfg, "lms_fd")[1] == LMSFDConfig(rank=8, route="share")
     assert criterion("fd") is not None and criterion("lms") is None
 
 
@@ -58,24 +58,24 @@ def test_every_default_clm_method_can_be_listed_and_built(tmp_path: Path) -> Non
 
     params = _load(tmp_path, lambda r: r.__setitem__("methods", ["naive", *CLM_DEFAULTS]))
     exp = params.get()
-    kinds = {name: methods.resolve(exp, name)[0] for name in CLM_DEFAULTS}
+    kinds = {name: methods.resolve(exp.method_cfg, name)[0] for name in CLM_DEFAULTS}
     assert set(kinds.values()) == {"clm", "adapter", "deep"}
-    assert methods.resolve(exp, "clm_dedicated")[1] == CLMConfig(features=8, encoder="sclm", decoder="mclm")
+    assert methods.resolve(exp.method_cfg, "clm_dedicated")[1] == CLMConfig(features=8, encoder="sclm", decoder="mclm")
     for name in CLM_DEFAULTS:
         with torch.device("meta"):
             build_transformer(exp.model, vocab_size=100, num_languages=len(exp.data.languages),
-                              method=kinds[name], method_cfg=methods.resolve(exp, name)[1])
+                              method=kinds[name], method_cfg=methods.resolve(exp.method_cfg, name)[1])
     main = Params.load(ROOT / "params.yaml")
     assert "sclm" in main.methods and set(CLM_DEFAULTS) <= set(main.jobs_of("default_all", "methods"))
 
 
 def test_paper_experiments_use_the_papers_settings() -> None:
     params = Params.load(ROOT / "params.yaml")
-    assert methods.resolve(params.get("iwslt14"), "lms")[1] == LMSConfig(rank=32)
-    assert methods.resolve(params.get("opus100"), "lms_d4")[1] == LMSConfig(rank=4)
-    switch = methods.resolve(params.get("iwslt14"), "switch")[1]
+    assert methods.resolve(params.get("iwslt14").method_cfg, "lms")[1] == LMSConfig(rank=32)
+    assert methods.resolve(params.get("opus100").method_cfg, "lms_d4")[1] == LMSConfig(rank=4)
+    switch = methods.resolve(params.get("iwslt14").method_cfg, "switch")[1]
     assert (switch.experts, switch.every, switch.balance_weight) == (16, 2, 0.01)
-    assert methods.resolve(params.get("opus100"), "clsr")[1].budget == 0.3
+    assert methods.resolve(params.get("opus100").method_cfg, "clsr")[1].budget == 0.3
 
 
 def test_wrong_type_names_the_key(tmp_path: Path) -> None:
@@ -136,11 +136,11 @@ def test_a_two_route_method_is_two_systems_and_owns_its_other_route_name(tmp_pat
     """FD / LMS+FD: one training, decoded through its configured route (``<name>``) and the other
     (``<name>_<route>``); a method_cfg entry of that name would be a second training of the same model."""
     exp = Params.load(ROOT / "params.yaml").get("opus100")
-    assert [(s.name, s.route) for s in methods.systems(exp, "lms_fd_d16")] == [("lms_fd_d16", None),
+    assert [(s.name, s.route) for s in methods.systems(exp.method_cfg, "lms_fd_d16")] == [("lms_fd_d16", None),
                                                                               ("lms_fd_d16_ls", "ls")]
-    assert [s.name for s in methods.systems(exp, "lms_d16")] == ["lms_d16"]
-    ls = methods.systems(exp, "lms_fd_d16")[1]
-    assert methods.resolve_system(exp, ls) == ("lms_fd", LMSFDConfig(rank=16, route="ls"))
+    assert [s.name for s in methods.systems(exp.method_cfg, "lms_d16")] == ["lms_d16"]
+    ls = methods.systems(exp.method_cfg, "lms_fd_d16")[1]
+    assert methods.resolve_system(exp.method_cfg, ls) == ("lms_fd", LMSFDConfig(rank=16, route="ls"))
     assert ls.hyp_dir(Path("results/opus100")) == Path("results/opus100/translate/lms_fd_d16/ls")
     msg = _error(tmp_path, lambda r: r["experiments"]["iwslt14"]["method_cfg"].__setitem__(
         "fd_ls", {"kind": "fd", "route": "ls"}))
@@ -163,17 +163,17 @@ def test_a_top_w_sweep_is_one_system_per_w_decoded_from_the_same_training(tmp_pa
     params = Params.load(ROOT / "params.yaml")
     for name in ("opus100_clm_enxx", "opus100_clm_xxen"):
         exp = params.get(name)
-        ws = methods.resolve(exp, "sclm")[1].sweep_top_w
-        assert ws and ws[-1] < methods.resolve(exp, "sclm")[1].features
-        got = methods.systems(exp, "sclm")
+        ws = methods.resolve(exp.method_cfg, "sclm")[1].sweep_top_w
+        assert ws and ws[-1] < methods.resolve(exp.method_cfg, "sclm")[1].features
+        got = methods.systems(exp.method_cfg, "sclm")
         assert [s.name for s in got] == ["sclm", *(f"sclm_w{w}" for w in ws)]
         assert [s.top_w for s in got] == [None, *ws] and all(s.method == "sclm" and s.route is None for s in got)
-        kind, cfg = methods.resolve_system(exp, got[1])
-        assert kind == "clm" and cfg == dataclasses.replace(methods.resolve(exp, "sclm")[1], top_w=ws[0])
+        kind, cfg = methods.resolve_system(exp.method_cfg, got[1])
+        assert kind == "clm" and cfg == dataclasses.replace(methods.resolve(exp.method_cfg, "sclm")[1], top_w=ws[0])
         assert got[1].hyp_dir(Path("r")) == Path(f"r/translate/sclm/w{ws[0]}")
         assert got[1].hyp_dir(Path("r"), "test.x") == Path(f"r/translate/sclm/w{ws[0]}/test.x")
     exp = params.get("opus100_clm_enxx")
-    assert [s.name for s in methods.systems(exp, "sclm_k94")] == ["sclm_k94"]  # no sweep: one system
+    assert [s.name for s in methods.systems(exp.method_cfg, "sclm_k94")] == ["sclm_k94"]  # no sweep: one system
     with pytest.raises(ValueError, match="only a CLM model"):
         methods.with_top_w("lms", LMSConfig(rank=2), 1)
     assert methods.with_top_w("clm", CLMConfig(features=4), None) == CLMConfig(features=4)

@@ -99,7 +99,7 @@ def test_clm_experiments_are_the_papers_en_xx_and_xx_en_models() -> None:
         assert all(s == "en" for s, _ in enxx.data.train_pairs) and all(t == "en" for _, t in xxen.data.train_pairs)
         assert PARAMS.methods_of(f"{base}_enxx") == PARAMS.methods_of(f"{base}_xxen")
         for method, (k_enxx, k_xxen) in ks.items():
-            a, b = resolve(enxx, method)[1], resolve(xxen, method)[1]
+            a, b = resolve(enxx.method_cfg, method)[1], resolve(xxen.method_cfg, method)[1]
             assert (a.features, a.decoder != "none") == (k_enxx, True)
             assert (b.features, b.encoder != "none", b.decoder) == (k_xxen, True, "none")
 

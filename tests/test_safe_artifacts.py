@@ -11,12 +11,12 @@ import torch
 
 from lsnmt.config import Params
 from lsnmt.data.corpus import Vocab
-from lsnmt.decode.translate import load_model
 from lsnmt.io import DataError, atomic_dir, atomic_write, write_json
 from lsnmt.methods import record, resolve
 from lsnmt.train import checkpoint
 from lsnmt.train.trainer import _config
 from models.build import build_transformer
+from tests.eval.helpers import loaded
 
 ROOT = Path(__file__).resolve().parent.parent
 VOCAB = Vocab(size=40, pad=1, eos=2, languages=("en", "de", "sw"))
@@ -42,21 +42,21 @@ def test_pickled_code_in_model_pt_does_not_run(tmp_path: Path, exp) -> None:
     model = build_transformer(exp.model, vocab_size=VOCAB.size, num_languages=3, padding_idx=VOCAB.pad)
     torch.save({"model": model.state_dict(), "config": {"method": _Payload(marker)}}, tmp_path / "model.pt")
     with pytest.raises(DataError, match=r"model\.pt: not a plain checkpoint of tensors, refused \(.*GLOBAL"):
-        load_model(exp, "naive", tmp_path / "model.pt", VOCAB)
+        loaded(exp, "naive", tmp_path / "model.pt", VOCAB)
     assert not marker.exists()
 
 
 def test_trained_model_pt_loads_weights_only(tmp_path: Path, exp) -> None:
     """What the trainer writes (tensors, its config as plain types, the method record) loads safely."""
-    kind, cfg = resolve(exp, "lms")
+    kind, cfg = resolve(exp.method_cfg, "lms")
     model = build_transformer(exp.model, vocab_size=VOCAB.size, num_languages=3, padding_idx=VOCAB.pad,
                               method=kind, method_cfg=cfg)
     config = _config(exp, VOCAB, "fingerprint", record("lms", kind, cfg))
     checkpoint.save(tmp_path / "model.pt", {"model": model.state_dict(), "config": config, "step": 3,
                                             "source": "best"})
-    loaded = load_model(exp, "lms", tmp_path / "model.pt", VOCAB)
+    net = loaded(exp, "lms", tmp_path / "model.pt", VOCAB)
     for name, value in model.state_dict().items():
-        assert torch.equal(loaded.state_dict()[name], value), name
+        assert torch.equal(net.state_dict()[name], value), name
 
 
 def test_a_damaged_model_pt_is_refused_in_one_line(tmp_path: Path, exp) -> None:
@@ -69,7 +69,7 @@ def test_a_damaged_model_pt_is_refused_in_one_line(tmp_path: Path, exp) -> None:
     flip_tensor_bit(tmp_path / "model.pt", state["encoder.embed.tokens.weight"])
     with pytest.raises(DataError, match=r"model\.pt: damaged, its content differs from what was written \(sha256 "
                                         r"mismatch\); rerun the train stage of naive"):
-        load_model(exp, "naive", tmp_path / "model.pt", VOCAB)
+        loaded(exp, "naive", tmp_path / "model.pt", VOCAB)
 
 
 @pytest.fixture

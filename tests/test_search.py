@@ -75,8 +75,8 @@ def test_search_resumes_from_its_work_dir(searched: Path) -> None:
 
 
 def test_lsl_nas_trains_the_selected_architecture(searched: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lsnmt.decode.translate import load_model
     from stages.train import _train
+    from tests.eval.helpers import loaded
 
     monkeypatch.chdir(searched)
     exp = _exp()
@@ -91,7 +91,7 @@ def test_lsl_nas_trains_the_selected_architecture(searched: Path, monkeypatch: p
         has_copies = any(k.startswith(f"encoder.layers.{i}.langs.") for k in model_pt["model"])
         assert has_copies == (choice != "shared"), (i, choice)
     Path("results/t/search/s/architecture.json").unlink()  # decoding reads the layout from model.pt
-    model = load_model(exp, "nas", Path("results/t/train/nas/model.pt"), Vocab.load(Path("data/t/bin")))
+    model = loaded(exp, "nas", Path("results/t/train/nas/model.pt"), Vocab.load(Path("data/t/bin")))
     assert [type(m).__name__ != "EncoderLayer" for m in model.encoder.layers] == [c != "shared" for c in
                                                                                    arch["layers"]]
 
@@ -104,18 +104,19 @@ def _write_arch(root: Path, layers: list[str], src: list[int], tgt: list[int]) -
 
 def test_bind_reads_the_search_or_the_trained_record(tmp_path: Path) -> None:
     exp = _exp()
-    kind, cfg = methods.resolve(exp, "nas")
+    kind, cfg = methods.resolve(exp.method_cfg, "nas")
     with pytest.raises(DataError, match=r"results/t/search/s/architecture.json: not found.*stages.search"):
-        methods.bind(exp, "nas", kind, cfg, results=tmp_path / "results")
+        methods.bind(exp.name, exp.model, "nas", kind, cfg, results=tmp_path / "results")
     _write_arch(tmp_path / "results", ["src", "shared", "tgt"], [1], [3])
-    bound = methods.bind(exp, "nas", kind, cfg, results=tmp_path / "results")
+    bound = methods.bind(exp.name, exp.model, "nas", kind, cfg, results=tmp_path / "results")
     assert (bound.src, bound.tgt, bound.architecture) == ((1,), (3,), None)
     stored = methods.record("nas", kind, bound.__class__(src=(2,), tgt=(1,)))
-    assert methods.bind(exp, "nas", kind, cfg, stored=stored, results=tmp_path / "results").src == (2,)
+    assert methods.bind(exp.name, exp.model, "nas", kind, cfg, stored=stored, results=tmp_path / "results").src == (2,)
     _write_arch(tmp_path / "results", ["src", "tgt"], [1], [2])
     with pytest.raises(DataError, match="chose 2 encoder layers, but method 'nas' has a 3-layer encoder"):
-        methods.bind(exp, "nas", kind, cfg, results=tmp_path / "results")
-    assert methods.bind(exp, "dense", *methods.resolve(exp, "dense")) == methods.resolve(exp, "dense")[1]
+        methods.bind(exp.name, exp.model, "nas", kind, cfg, results=tmp_path / "results")
+    dense = methods.resolve(exp.method_cfg, "dense")
+    assert methods.bind(exp.name, exp.model, "dense", *dense) == dense[1]
 
 
 def test_dense_pretraining_initialises_every_copy(searched: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -127,7 +128,7 @@ def test_dense_pretraining_initialises_every_copy(searched: Path, monkeypatch: p
 
     monkeypatch.chdir(searched)
     exp = _exp()
-    kind, cfg = methods.resolve(exp, "dense")
+    kind, cfg = methods.resolve(exp.method_cfg, "dense")
     work = Path("work/t/ckpt/dense")
     factory = dense_pretrained(exp, "dense", kind, cfg, Path("data/t/bin"), work,
                                functools.partial(build_transformer, method=kind, method_cfg=cfg))

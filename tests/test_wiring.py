@@ -92,7 +92,7 @@ def test_fd_family_trains_once_and_both_routes_reach_evaluate(both_all) -> None:
     root = Path(__file__).resolve().parent.parent
     params = Params.load(root / "params.yaml")
     exp, methods = params.get("default_all"), params.methods_of("default_all")
-    scored = [s for m in methods for s in systems(exp, m)]
+    scored = [s for m in methods for s in systems(exp.method_cfg, m)]
     assert {"fd", "fd_ls", "lms_fd", "lms_fd_ls"} <= {s.name for s in scored}  # both FD-family methods, two routes
     for front in both_all:
         trained = sorted(o.split("/")[3] for s in front.values() if s.name == "train" for o in s.outs

@@ -60,11 +60,12 @@ def decode(exp: Experiment, method: str, model_path: Path, bin_dir: Path) -> dic
     vocab = Vocab.load(bin_dir)
     tests = load_split(bin_dir, "test", exp.data.train_pairs, vocab)
     out = {}
-    for system in methods.systems(exp, method):
-        model = load_model(exp, method, model_path, vocab, route=system.route, top_w=system.top_w)
+    for system in methods.systems(exp.method_cfg, method):
+        model = load_model(method, model_path, vocab, exp=exp.name, model=exp.model, positions=exp.decode_positions,
+                           method_cfg=exp.method_cfg, route=system.route, top_w=system.top_w)
         with torch.inference_mode():
-            out[system.name] = {d.name: [words(h) for h in translate_direction(model, d, exp, vocab,
-                                                                                torch.device("cpu"))] for d in tests}
+            out[system.name] = {d.name: [words(h) for h in translate_direction(
+                model, d, exp.decode, vocab, torch.device("cpu"), exp.train.max_steps)] for d in tests}
     return out
 
 
@@ -72,13 +73,13 @@ def param_counts(exp: Experiment, method: str, vocab: Vocab) -> dict[str, dict[s
     """``{system: {"total", "shared", "inference"}}``: all trained parameters, those every tested direction uses
     through the system's route (``models.param_count.shared_params``), and those one direction uses at test time,
     for the costliest direction (``models.param_count.inference_params``: LSL's |θeff|)."""
-    kind = methods.resolve(exp, method)[0]
+    kind = methods.resolve(exp.method_cfg, method)[0]
     pairs = [(vocab.lang_id(s), vocab.lang_id(t)) for s, t in exp.data.train_pairs]
     out = {}
-    for system in methods.systems(exp, method):
+    for system in methods.systems(exp.method_cfg, method):
         model = build_transformer(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
                                   padding_idx=vocab.pad, method=kind,
-                                  method_cfg=methods.resolve_system(exp, system)[1])
+                                  method_cfg=methods.resolve_system(exp.method_cfg, system)[1])
         out[system.name] = {"total": train_params(model), "shared": shared_params(model, pairs),
                             "inference": max(inference_params(model, s, t) for s, t in pairs)}
     return out

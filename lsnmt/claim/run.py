@@ -54,7 +54,7 @@ def system_record(cfg: ClaimConfig, exp: Experiment, job: task.Job, system: meth
     baseline (``claim.dense``: naive with its shape overrides as settings)."""
     if job.system in cfg.dense:
         return {"method": NAIVE, "kind": None, "route": None, "settings": dict(cfg.dense[job.system]), "dense": True}
-    kind, mcfg = methods.resolve_system(exp, system)
+    kind, mcfg = methods.resolve_system(exp.method_cfg, system)
     route = next(iter(routes(kind, mcfg)), None)  # the configured route first
     settings = to_dict(cfg.methods[job.method]) if job.method != NAIVE else {}
     return {"method": job.method, "kind": kind, "route": route, "settings": settings, "dense": False}
@@ -84,7 +84,7 @@ def measure_claim(cfg: ClaimConfig, name: str, work: Path) -> dict[str, Any]:
         jexp = task.experiment(name, cfg, job)
         result = measure.run_job(cfg, jexp, job, bin_dir, work / job.name)
         refs = refs or measure.references(jexp, bin_dir)
-        for system in methods.systems(jexp, job.method):
+        for system in methods.systems(jexp.method_cfg, job.method):
             sname = job.system if job.system in cfg.dense else system.name
             record = {**system_record(cfg, jexp, job, system), "params": result["systems"][sname]["params"]}
             systems.setdefault(sname, record)

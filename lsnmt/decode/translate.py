@@ -30,13 +30,15 @@ each with its test set subfolders (``{out}/{route}/test.tatoeba/…``). A CLM me
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import sentencepiece as spm
 import torch
 
-from lsnmt.config import Experiment
+from lsnmt.config import DecodeConfig, TranslateView
 from lsnmt.data.corpus import Direction, Vocab, load_split
 from lsnmt.data.layout import test_set_subdir
 from lsnmt.decode.beam import beam_search
@@ -46,6 +48,7 @@ from lsnmt.methods import bind, resolve, systems, with_route, with_top_w
 from lsnmt.runner.progress import progress
 from lsnmt.train import checkpoint as ckpt
 from models.build import build_transformer
+from models.config.model import ModelConfig
 from models.lang import LangContext
 
 log = logging.getLogger(__name__)
@@ -66,9 +69,11 @@ def length_advice(cut: int, total: int, max_steps: int) -> str:
     return "probably cut: raise decode.max_len_b or train.max_target_positions"
 
 
-def load_model(exp: Experiment, method: str, model_path: Path, vocab: Vocab,
-               route: str | None = None, top_w: int | None = None) -> torch.nn.Module:
-    """The trained model of ``model.pt`` (weights chosen by ``train.final_checkpoint`` at the end of training).
+def load_model(method: str, model_path: Path, vocab: Vocab, *, exp: str, model: ModelConfig, positions: int,
+               method_cfg: Mapping[str, Any], route: str | None = None, top_w: int | None = None) -> torch.nn.Module:
+    """The trained model of ``model.pt`` (weights chosen by ``train.final_checkpoint`` at the end of training):
+    method ``method`` of experiment ``exp`` (its entry in ``method_cfg``), of shape ``model``, its hypotheses capped
+    at ``positions`` (``decode_positions``: module docstring).
 
     The method's config comes from params.yaml (it fixes e.g. FD's inference route; ``route`` reads the same
     weights through another one, ``top_w`` mixes only a CLM model's ``w`` largest feature proportions); a layout
@@ -78,14 +83,15 @@ def load_model(exp: Experiment, method: str, model_path: Path, vocab: Vocab,
     checksum differs), with a :class:`~lsnmt.train.checkpoint.Damaged` (a :class:`~lsnmt.io.DataError`).
     """
     state = ckpt.load(model_path, remedy=f"rerun the train stage of {method} (its checkpoints are in work/)")
-    kind, cfg = resolve(exp, method)  # the method's config fixes its inference route (e.g. FD: shared)
-    cfg = with_route(kind, bind(exp, method, kind, cfg, stored=state.get("config", {}).get("method")), route)
+    # the method's config fixes its inference route (e.g. FD: shared)
+    kind, cfg = resolve(method_cfg, method, f"experiments.{exp}.method_cfg")
+    cfg = with_route(kind, bind(exp, model, method, kind, cfg, stored=state.get("config", {}).get("method")), route)
     cfg = with_top_w(kind, cfg, top_w)
-    model = build_transformer(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
-                              padding_idx=vocab.pad, method=kind, method_cfg=cfg)
-    model.load_state_dict(state["model"])
-    model.max_positions = exp.decode_positions  # the cap (module docstring)
-    return model.eval()
+    net = build_transformer(model, vocab_size=vocab.size, num_languages=len(vocab.languages),
+                            padding_idx=vocab.pad, method=kind, method_cfg=cfg)
+    net.load_state_dict(state["model"])
+    net.max_positions = positions  # the cap (module docstring)
+    return net.eval()
 
 
 def batches(direction: Direction, max_tokens: int, max_sentences: int | None = None) -> list[np.ndarray]:
@@ -102,17 +108,17 @@ def batches(direction: Direction, max_tokens: int, max_sentences: int | None = N
     return out
 
 
-def translate_direction(model: torch.nn.Module, direction: Direction, exp: Experiment, vocab: Vocab,
-                        device: torch.device) -> list[list[int]]:
-    """Best hypothesis (token ids) of every sentence of ``direction``, in corpus order."""
-    return decode_direction(model, direction, exp, vocab, device)[0]
+def translate_direction(model: torch.nn.Module, direction: Direction, cfg: DecodeConfig, vocab: Vocab,
+                        device: torch.device, max_steps: int) -> list[list[int]]:
+    """Best hypothesis (token ids) of every sentence of ``direction``, in corpus order (``cfg``: the ``decode``
+    section; ``max_steps``: the model's training updates, named in the length-limit warning)."""
+    return decode_direction(model, direction, cfg, vocab, device, max_steps)[0]
 
 
-def decode_direction(model: torch.nn.Module, direction: Direction, exp: Experiment, vocab: Vocab,
-                     device: torch.device) -> tuple[list[list[int]], int]:
+def decode_direction(model: torch.nn.Module, direction: Direction, cfg: DecodeConfig, vocab: Vocab,
+                     device: torch.device, max_steps: int) -> tuple[list[list[int]], int]:
     """:func:`translate_direction`'s hypotheses and how many of them reached their length limit (:func:`at_limit`;
     a warning when any did)."""
-    cfg = exp.decode
     hyps = [None] * min(len(direction), cfg.max_sentences or len(direction))
     cut = 0
     for idx in batches(direction, cfg.max_tokens, cfg.max_sentences):
@@ -131,7 +137,7 @@ def decode_direction(model: torch.nn.Module, direction: Direction, exp: Experime
     if cut:  # the length limit (fairseq's max_len_a 0, max_len_b 200 for the papers) must not truncate output
         log.warning("%s: %d of %d hypotheses reached the length limit (%g x source + %d, at most the model's %d "
                     "positions - 1, as fairseq): %s", direction.name, cut, len(hyps), cfg.max_len_a, cfg.max_len_b,
-                    model.max_positions, length_advice(cut, len(hyps), exp.train.max_steps))
+                    model.max_positions, length_advice(cut, len(hyps), max_steps))
     return hyps, cut  # type: ignore[return-value]
 
 
@@ -140,49 +146,51 @@ def at_limit(tokens: list[list[int]], limits: list[int]) -> int:
     return sum(len(t) >= n for t, n in zip(tokens, limits, strict=True))
 
 
-def translate_method(exp: Experiment, method: str, model_path: Path, spm_dir: Path, bin_dir: Path,
+def translate_method(view: TranslateView, exp: str, method: str, model_path: Path, spm_dir: Path, bin_dir: Path,
                      out: Path) -> dict[str, dict]:
-    """:func:`translate` through every system of ``method`` (``lsnmt.methods.systems``): the configured route into
-    ``out``, each other route into ``out/<route>``, each top-w sweep point into ``out/w<w>``; return line counts
-    per system."""
+    """:func:`translate` through every system of ``method`` (``lsnmt.methods.systems``) of experiment ``exp``: the
+    configured route into ``out``, each other route into ``out/<route>``, each top-w sweep point into
+    ``out/w<w>``; return line counts per system."""
     counts = {}
-    for system in systems(exp, method):
-        counts[system.name] = translate(exp, method, model_path, spm_dir, bin_dir, out / system.subdir,
+    for system in systems(view.method_cfg, method, f"experiments.{exp}.method_cfg"):
+        counts[system.name] = translate(view, exp, method, model_path, spm_dir, bin_dir, out / system.subdir,
                                         route=system.route, top_w=system.top_w)
     return counts
 
 
-def translate(exp: Experiment, method: str, model_path: Path, spm_dir: Path, bin_dir: Path, out: Path,
+def translate(view: TranslateView, exp: str, method: str, model_path: Path, spm_dir: Path, bin_dir: Path, out: Path,
               route: str | None = None, top_w: int | None = None) -> dict[str, dict[str, int]]:
     """Write the hypotheses of every test set (``{out}/{src}-{tgt}.hyp``, ``{out}/{test set}/…``: module
     docstring), atomically, decoding through ``route`` (``None``: the method's configured route) with ``top_w``
     (``None``: the method's own); return line counts per test set and direction."""
     vocab = Vocab.load(bin_dir)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    model = load_model(exp, method, model_path, vocab, route, top_w).to(device)
+    model = load_model(method, model_path, vocab, exp=exp, model=view.model, positions=view.decode_positions,
+                       method_cfg=view.method_cfg, route=route, top_w=top_w).to(device)
     sp = spm.SentencePieceProcessor(model_file=str(spm_dir / "spm.model"))
     counts = {}
     with atomic_dir(out) as tmp:
-        for test_set, pairs in exp.data.test_sets.items():
+        for test_set, pairs in view.data.test_sets.items():
             directions = load_split(bin_dir, test_set, pairs, vocab)
-            counts[test_set] = translate_set(model, exp, vocab, sp, device, directions, tmp / test_set_subdir(test_set))
+            counts[test_set] = translate_set(model, view, vocab, sp, device, directions,
+                                             tmp / test_set_subdir(test_set))
             log.info("translate %s: %d directions, %d sentences", test_set, len(directions),
                      sum(counts[test_set].values()))
     return counts
 
 
-def translate_set(model: torch.nn.Module, exp: Experiment, vocab: Vocab, sp: spm.SentencePieceProcessor,
+def translate_set(model: torch.nn.Module, view: TranslateView, vocab: Vocab, sp: spm.SentencePieceProcessor,
                   device: torch.device, directions: list[Direction], out: Path) -> dict[str, int]:
     """Write ``{out}/{src}-{tgt}.hyp`` for every direction of one test set and ``{out}/length_limit.json``
     (module docstring); return line counts."""
     out.mkdir(parents=True, exist_ok=True)
     counts, cut = {}, {}
     for direction in progress(directions, "translate", unit="direction"):
-        hyps, cut[direction.name] = decode_direction(model, direction, exp, vocab, device)
+        hyps, cut[direction.name] = decode_direction(model, direction, view.decode, vocab, device, view.train.max_steps)
         with open(out / f"{direction.name}.hyp", "w", encoding="utf-8", newline="\n") as fh:
             fh.writelines(sp.decode(h).replace("\n", " ") + "\n" for h in hyps)
         counts[direction.name] = len(hyps)
         log.info("translate %s: %d sentences", direction.name, len(hyps))
-    write_json(out / LENGTH_LIMIT, {"max_len_a": exp.decode.max_len_a, "max_len_b": exp.decode.max_len_b,
+    write_json(out / LENGTH_LIMIT, {"max_len_a": view.decode.max_len_a, "max_len_b": view.decode.max_len_b,
                                     "at_limit": cut})
     return counts

@@ -40,7 +40,8 @@ def load(exp: Experiment, system: System, results_dir: Path, vocab: Vocab) -> to
     if not path.is_file():
         raise DataError(f"{path}: trained model not found (run the train stage first)")
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return load_model(exp, system.method, path, vocab, route=system.route, top_w=system.top_w).to(device).eval()
+    return load_model(system.method, path, vocab, exp=exp.name, model=exp.model, positions=exp.decode_positions,
+                      method_cfg=exp.method_cfg, route=system.route, top_w=system.top_w).to(device).eval()
 
 
 def needs_models(exp: Experiment) -> bool:
@@ -90,7 +91,7 @@ def analyses(exp: Experiment, systems: Sequence[System], results_dir: Path, prep
         if part["similarity"]:
             out["similarity"][method] = part["similarity"]
         out["figures"] += part["figures"]
-        if kinds.atp(resolve(exp, system.method)[0]) and en_xx:  # CLM Sec. 5.1: ATP, top-5
+        if kinds.atp(resolve(exp.method_cfg, system.method)[0]) and en_xx:  # CLM Sec. 5.1: ATP, top-5
             out["atp"][method] = atp_analysis(model, load_split(bin_dir, "test", en_xx, vocab), vocab,
                                               exp.data.pivot, exp.decode.max_sentences)
     return out

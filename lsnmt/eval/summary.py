@@ -268,7 +268,7 @@ def evaluate(exp: Experiment, methods: tuple[str, ...], results_dir: Path, prepa
         raise ValueError("evaluate needs at least one method")
     if PRIMARY_TEST not in exp.data.test_sets:
         raise ValueError(f"experiment {exp.name!r} has no evaluation direction (data.eval_directions)")
-    scored = [s for m in methods for s in systems(exp, m)]
+    scored = [s for m in methods for s in systems(exp.method_cfg, m)]
     check_setup(exp)
     lid = offtarget.load_lid(exp.evaluate.lid_model)
     groups = language_groups(exp.evaluate.resource_groups, prepared_dir / "report.json", exp.data.pivot,

@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from lsnmt import paths as P
-from lsnmt.config import ClaimView
+from lsnmt.config import ClaimView, TranslateView
 from lsnmt.data.config import DownloadView, EncodeView, PrepareView, SampleView, SpmView
 from lsnmt.tasks.config import TaskEvalView, TaskPrepView, TaskTrainView
 from lsnmt.typed import load_yaml
@@ -165,13 +165,12 @@ STAGES: tuple[Stage, ...] = (
                 Out(P.CURVE, "plots", xy=("step", "loss")), Out(P.CURVE_IMAGE, "plots"), Out(P.TRAIN_RECORD)),
           params=("data", "model", "train", "method_cfg.{method}"), needs="translation",
           threads=("train.cpu_threads", 2), job="train"),
-    Stage(name="translate", log="logs/{exp}/translate/{method}.log", each="method",
-          deps=(P.MODEL, P.SPM, P.BIN),
-          outs=_outs(P.TRANSLATE), params=("data", "model", "decode", "method_cfg.{method}"),
-          note="every system of the method (lsnmt/methods/__init__.py): FD / LMS+FD's other route in "
-               "translate/<method>/<route>, a CLM top-w sweep point (sweep_top_w, CLM Figure 4) in "
-               "translate/<method>/w<w>",
-          needs="translation", threads=("decode.cpu_threads", 2), job="gpu"),
+    viewed(TranslateView, name="translate", log="logs/{exp}/translate/{method}.log", each="method",
+           deps=(P.MODEL, P.SPM, P.BIN), outs=_outs(P.TRANSLATE),
+           note="every system of the method (lsnmt/methods/__init__.py): FD / LMS+FD's other route in "
+                "translate/<method>/<route>, a CLM top-w sweep point (sweep_top_w, CLM Figure 4) in "
+                "translate/<method>/w<w>",
+           needs="translation", threads=("decode.cpu_threads", 2), job="gpu"),
     Stage(name="evaluate", log="logs/{exp}/evaluate.log",
           deps=(P.TRANSLATED, P.TRAINED, P.PREPARED, P.SPM,
                 P.BIN),

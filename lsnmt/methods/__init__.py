@@ -42,10 +42,10 @@ from lsnmt.io import DataError
 from lsnmt.methods.schema import NAIVE, task_entry, typed_entry
 from lsnmt.typed import ConfigError, to_dict
 from models.config import kinds
-from models.config.model import resolve_dims
+from models.config.model import ModelConfig, resolve_dims
 
 if TYPE_CHECKING:
-    from lsnmt.config import Experiment, TrainConfig
+    from lsnmt.config import TrainConfig
 
 __all__ = ["NAIVE", "System", "batching_by_kind", "bind", "record", "resolve", "resolve_system", "resolve_task",
            "search_dir", "systems", "task_entry", "train_settings", "typed_entry", "with_route",
@@ -77,14 +77,15 @@ class System:
         return results_dir / "translate" / self.method / self.subdir / test_set_subdir(test_set)
 
 
-def resolve(exp: Experiment, name: str) -> tuple[str | None, Any]:
-    """``(kind, typed config)`` of method ``name`` in ``exp``; ``(None, None)`` for ``naive``."""
+def resolve(method_cfg: Mapping[str, Any], name: str, where: str = "method_cfg") -> tuple[str | None, Any]:
+    """``(kind, typed config)`` of method ``name`` in ``method_cfg`` (the section found at ``where``,
+    ``experiments.<exp>.method_cfg``, or one that holds the method's entry only); ``(None, None)`` for ``naive``."""
     if name == NAIVE:
         return None, None
-    if name not in exp.method_cfg:
-        known = ", ".join([NAIVE, *exp.method_cfg])
-        raise ConfigError(f"method {name!r} is not defined under experiments.{exp.name}.method_cfg (known: {known})")
-    return typed_entry(exp.method_cfg[name], f"experiments.{exp.name}.method_cfg.{name}")
+    if name not in method_cfg:
+        known = ", ".join([NAIVE, *method_cfg])
+        raise ConfigError(f"method {name!r} is not defined under {where} (known: {known})")
+    return typed_entry(method_cfg[name], f"{where}.{name}")
 
 
 def resolve_task(task_method_cfg: Mapping[str, Any], name: str, where: str) -> tuple[str | None, Any]:
@@ -126,19 +127,20 @@ def with_top_w(kind: str | None, cfg: Any, w: int | None) -> Any:
     return cfg if w is None else kinds.with_sweep(kind, cfg, w)
 
 
-def systems(exp: Experiment, name: str) -> tuple[System, ...]:
-    """The systems of trained method ``name``: the method through its configured route, then
-    ``<name>_<route>`` through each other route, then ``<name>_w<w>`` for each ``w`` of its top-w sweep
-    (module docstring)."""
-    kind, cfg = resolve(exp, name)
+def systems(method_cfg: Mapping[str, Any], name: str, where: str = "method_cfg") -> tuple[System, ...]:
+    """The systems of trained method ``name`` (of ``method_cfg``, found at ``where``: :func:`resolve`): the method
+    through its configured route, then ``<name>_<route>`` through each other route, then ``<name>_w<w>`` for each
+    ``w`` of its top-w sweep (module docstring)."""
+    kind, cfg = resolve(method_cfg, name, where)
     return (System(name=name, method=name),
             *(System(name=f"{name}_{r}", method=name, route=r) for r in kinds.routes(kind, cfg)[1:]),
             *(System(name=f"{name}_w{w}", method=name, top_w=w) for w in kinds.sweep(kind, cfg)))
 
 
-def resolve_system(exp: Experiment, system: System) -> tuple[str | None, Any]:
-    """``(kind, typed config)`` that decodes ``system``: its method's, through its route, with its top-w."""
-    kind, cfg = resolve(exp, system.method)
+def resolve_system(method_cfg: Mapping[str, Any], system: System, where: str = "method_cfg") -> tuple[str | None, Any]:
+    """``(kind, typed config)`` that decodes ``system``: its method's (:func:`resolve`), through its route, with its
+    top-w."""
+    kind, cfg = resolve(method_cfg, system.method, where)
     return kind, with_top_w(kind, with_route(kind, cfg, system.route), system.top_w)
 
 
@@ -152,8 +154,8 @@ def record(name: str, kind: str | None, cfg: Any) -> dict[str, Any] | None:
     return None if kind is None else {"name": name, "kind": kind, "cfg": to_dict(cfg)}
 
 
-def bind(exp: Experiment, name: str, kind: str | None, cfg: Any, *, stored: Mapping[str, Any] | None = None,
-         results: Path = Path("results")) -> Any:
+def bind(exp: str, model: ModelConfig, name: str, kind: str | None, cfg: Any, *,
+         stored: Mapping[str, Any] | None = None, results: Path = Path("results")) -> Any:
     """``cfg`` with a search-selected layout filled in (``architecture: <search>``); other configs unchanged.
 
     ``stored``: the method record of a trained ``model.pt`` (its layout wins: the model was trained with it);
@@ -166,16 +168,16 @@ def bind(exp: Experiment, name: str, kind: str | None, cfg: Any, *, stored: Mapp
     if stored is not None:
         layout = stored["cfg"]
         return kinds.with_layout(kind, cfg, tuple(layout["src"]), tuple(layout["tgt"]))
-    path = search_dir(exp.name, search, results) / "architecture.json"
+    path = search_dir(exp, search, results) / "architecture.json"
     if not path.is_file():
         raise DataError(f"{path}: not found; method {name!r} trains the architecture of search {search!r}: run "
-                        f"`python -m stages.search --experiment {exp.name}` first")
+                        f"`python -m stages.search --experiment {exp}` first")
     arch = json.loads(path.read_text(encoding="utf-8"))
     shape = kinds.KINDS[kind].model if kind is not None else None
-    depth = resolve_dims(shape(cfg, exp.model) if shape is not None else exp.model).encoder_layers
+    depth = resolve_dims(shape(cfg, model) if shape is not None else model).encoder_layers
     if len(arch["layers"]) != depth:
         raise DataError(f"{path}: search {search!r} chose {len(arch['layers'])} encoder layers, but method {name!r} "
-                        f"has a {depth}-layer encoder (experiments.{exp.name}.method_cfg.{name}.encoder_layers)")
+                        f"has a {depth}-layer encoder (experiments.{exp}.method_cfg.{name}.encoder_layers)")
     return kinds.with_layout(kind, cfg, tuple(arch["src"]), tuple(arch["tgt"]))
 
 

@@ -80,7 +80,7 @@ def _model(exp: Experiment, kind: str | None, cfg: object) -> torch.nn.Module:
 
 def active_params(exp: Experiment, method: str) -> int:
     """``A`` of the module docstring: parameters used for one direction (Switch: its dense twin)."""
-    kind, cfg = resolve(exp, method)
+    kind, cfg = resolve(exp.method_cfg, method)
     if kind is not None and KINDS[kind].dense_equivalent:
         kind, cfg = None, None
     cfg = with_layout(kind, cfg)  # a searched layout does not change A (module docstring)
@@ -93,7 +93,7 @@ def _tokens(exp: Experiment) -> int:
 
 
 def train_flops(exp: Experiment, method: str) -> float:
-    kind, cfg = resolve(exp, method)
+    kind, cfg = resolve(exp.method_cfg, method)
     steps = exp.train.max_steps * passes(kind) + dense_steps(kind, cfg)
     return 6.0 * active_params(exp, method) * _tokens(exp) * steps
 

@@ -197,12 +197,12 @@ def _resolve(links: CountsFile, group: Group, link: Link, params: Params, table:
         if group.vocab != "encoder" or link.implied is not None:
             raise ConfigError("an XLM-R task row counts the encoder's vocabulary (vocab: encoder), no implied entry")
     else:
-        kind, cfg = resolve(exp, link.method)
+        kind, cfg = resolve(exp.method_cfg, link.method, f"experiments.{exp.name}.method_cfg")
         source, langs = "method_cfg", len(exp.data.languages)
         vocab = _vocab(group.vocab, exp, langs)
     implied_cfg = None
     if link.implied is not None:
-        implied_kind, implied_cfg = resolve(exp, link.implied)
+        implied_kind, implied_cfg = resolve(exp.method_cfg, link.implied, f"experiments.{exp.name}.method_cfg")
         if implied_kind != kind:
             raise ConfigError(f"implied: {link.implied!r} is a {implied_kind} entry, {link.method!r} a {kind} one")
         implied_cfg = with_route(kind, implied_cfg, link.route)

@@ -112,11 +112,11 @@ def run_stage(name: str, view: type[V], fn: Callable[[V, Job], object], argv: li
     ``each.allowed``), then run ``fn(view, job)`` guarded. The stage hands sections or flat values on from there."""
     extra = {each.flag: f"one of params.yaml `{each.where}`"} if each else {}
     args = parse_args(name, argv, **extra)
-    exp, cfg = load_or_exit(name, lambda: load_view(args.params, args.experiment, view))
+    item: str | None = getattr(args, each.flag) if each else None
+    fill = {each.flag: item} if each and item is not None else None  # a key with its wildcard: method_cfg.{method}
+    exp, cfg = load_or_exit(name, lambda: load_view(args.params, args.experiment, view, fill))
     jobs = load_or_exit(name, lambda: {key: job_list(args.params, exp, key) for key in lists})
-    item = None
     if each is not None:
-        item = getattr(args, each.flag)
         allowed = tuple(load_or_exit(name, lambda: tuple(each.allowed(args.params, exp, cfg))))
         if item not in allowed:
             logging.getLogger(f"stages.{name}").error("%s %r is not among the %s of experiment %r in %s %s",

@@ -61,8 +61,8 @@ class MethodSetup:
 def setup_method(exp: Experiment, name: str, results: Path = Path("results")) -> MethodSetup:
     """Method ``name`` of ``exp`` ready to train (module docstring, steps 1-4); raises ``ConfigError`` /
     ``DataError`` naming an unknown method or a missing search result (``results``: where the search wrote it)."""
-    kind, cfg = methods.resolve(exp, name)
-    cfg = methods.bind(exp, name, kind, cfg, results=results)
+    kind, cfg = methods.resolve(exp.method_cfg, name)
+    cfg = methods.bind(exp.name, exp.model, name, kind, cfg, results=results)
     return MethodSetup(exp=dataclasses.replace(exp, train=methods.train_settings(exp.train, kind)), name=name,
                        kind=kind, cfg=cfg, factory=functools.partial(build_transformer, method=kind, method_cfg=cfg),
                        criterion=criterion(kind), record=methods.record(name, kind, cfg))

@@ -65,7 +65,7 @@ def update_ops(
     exp: Experiment, method: str, *, vocab_size: int = 8000, sample: Sample | None = None, compile: bool = False
 ) -> OpLog:
     """ATen operations of one eager training update of ``method``'s model in ``exp`` (module docstring)."""
-    kind, cfg = resolve(exp, method)
+    kind, cfg = resolve(exp.method_cfg, method)
     torch.manual_seed(0)
     model = build_transformer(
         exp.model,

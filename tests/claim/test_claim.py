@@ -195,7 +195,7 @@ def test_the_default_claim_meets_every_parameter_condition(tmp_path: Path) -> No
     for job in task.jobs(dataclasses.replace(cfg, seeds=(1,))):
         exp = task.experiment("default", cfg, job)
         counts = measure.param_counts(exp, job.method, vocab)
-        for system in methods.systems(exp, job.method):
+        for system in methods.systems(exp.method_cfg, job.method):
             name = job.system if job.system in cfg.dense else system.name
             systems[name] = {**run.system_record(cfg, exp, job, system), "params": counts[system.name]}
     for claim in claims.CLAIMS:

@@ -69,8 +69,8 @@ def test_greedy_decoding_on_the_gpu_matches_the_cpu(device: torch.device, tmp_pa
     model.load_state_dict(weights(tmp_path / "out" / "model.pt"))
     model.eval()
     (direction,) = load_split(bin_dir, "valid", (("en", "de"),), vocab)
-    on_cpu = translate_direction(model, direction, exp, vocab, torch.device("cpu"))
-    on_gpu = translate_direction(model.to(device), direction, exp, vocab, device)
+    on_cpu = translate_direction(model, direction, exp.decode, vocab, torch.device("cpu"), exp.train.max_steps)
+    on_gpu = translate_direction(model.to(device), direction, exp.decode, vocab, device, exp.train.max_steps)
     same = sum(a == b for a, b in zip(on_gpu, on_cpu, strict=True))
     assert same >= 0.9 * len(on_cpu), f"{same} / {len(on_cpu)}"  # a near-tie may flip an argmax on another device
 

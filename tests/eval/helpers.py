@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import sentencepiece as spm
 import torch
@@ -128,3 +129,18 @@ def make_world(root: Path, exp: Experiment, methods: tuple[str, ...] = ("naive",
         (w.results / "train" / m).mkdir(parents=True, exist_ok=True)
         torch.save({"model": model.state_dict()}, w.results / "train" / m / "model.pt")
     return w
+
+
+def translate_view(exp: Any) -> Any:
+    """The translate stage's view (lsnmt.config.TranslateView) of a test's whole experiment."""
+    from lsnmt.config import TranslateView
+
+    return TranslateView(data=exp.data, model=exp.model, decode=exp.decode, method_cfg=exp.method_cfg, train=exp.train)
+
+
+def loaded(exp: Any, method: str, path: Any, vocab: Any, route: str | None = None, top_w: int | None = None) -> Any:
+    """``lsnmt.decode.translate.load_model`` of method ``method`` of a test's whole experiment."""
+    from lsnmt.decode.translate import load_model
+
+    return load_model(method, path, vocab, exp=exp.name, model=exp.model, positions=exp.decode_positions,
+                      method_cfg=exp.method_cfg, route=route, top_w=top_w)

@@ -16,8 +16,8 @@ from tests.eval.helpers import experiment, make_world
 
 @pytest.fixture(autouse=True)
 def any_method_loads_as_naive(monkeypatch: pytest.MonkeyPatch) -> None:
-    def load(exp, method, path, vocab, route=None, top_w=None) -> torch.nn.Module:
-        return translate.load_model(exp, "naive", path, vocab)
+    def load(method, path, vocab, route=None, top_w=None, **where) -> torch.nn.Module:
+        return translate.load_model("naive", path, vocab, **where)
 
     monkeypatch.setattr(analyses, "load_model", load)
 

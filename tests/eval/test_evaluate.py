@@ -19,8 +19,8 @@ METHODS = ("naive", "good")
 @pytest.fixture(autouse=True)
 def any_method_loads_as_naive(monkeypatch: pytest.MonkeyPatch) -> None:
     """No language-specific method is registered yet: build every method's model as the naive one."""
-    def load(exp, method, path, vocab, route=None, top_w=None) -> torch.nn.Module:
-        return translate.load_model(exp, "naive", path, vocab)
+    def load(method, path, vocab, route=None, top_w=None, **where) -> torch.nn.Module:
+        return translate.load_model("naive", path, vocab, **where)
 
     monkeypatch.setattr(analyses, "load_model", load)
 

@@ -25,7 +25,7 @@ def test_translate_writes_every_test_set_through_every_route(tmp_path: Path) -> 
     from lsnmt.methods import resolve
     from models.build import build_transformer
     from tests.data.helpers import experiment as data_experiment
-    from tests.eval.helpers import flores, train_spm
+    from tests.eval.helpers import flores, train_spm, translate_view
     from tests.train.helpers import LANGS, TINY_MODEL, VOCAB, make_bin, write_direction
 
     sources = [{"name": "bitext", "kind": "embedded", "splits": ["train"], "heldout": 5},
@@ -42,10 +42,11 @@ def test_translate_writes_every_test_set_through_every_route(tmp_path: Path) -> 
     train_spm(tmp_path / "spm", [x for lang in LANGS for x in flores(lang, 100, "dev")])
     torch.manual_seed(0)
     model = build_transformer(exp.model, vocab_size=VOCAB, num_languages=3, padding_idx=1, method="fd",
-                              method_cfg=resolve(exp, "fd")[1])
+                              method_cfg=resolve(exp.method_cfg, "fd")[1])
     torch.save({"model": model.state_dict()}, tmp_path / "model.pt")
 
-    counts = translate_method(exp, "fd", tmp_path / "model.pt", tmp_path / "spm", bin_dir, tmp_path / "out")
+    counts = translate_method(translate_view(exp), exp.name, "fd", tmp_path / "model.pt", tmp_path / "spm", bin_dir,
+                              tmp_path / "out")
     assert counts["fd"] == counts["fd_ls"] == {t: dict.fromkeys((f"{s}-{g}" for s, g in pairs), 3)
                                                for t, pairs in exp.data.test_sets.items()}
     trained = sorted(f"{s}-{t}.hyp" for s, t in exp.data.train_pairs)

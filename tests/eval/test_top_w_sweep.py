@@ -22,7 +22,7 @@ from lsnmt.eval.summary import evaluate
 from lsnmt.methods import resolve
 from models.build import build_transformer
 from tests.data.helpers import experiment as data_experiment
-from tests.eval.helpers import experiment, flores, make_world, train_spm
+from tests.eval.helpers import experiment, flores, make_world, train_spm, translate_view
 from tests.eval.test_evaluate import any_method_loads_as_naive  # noqa: F401  (parameter counts of the doubles)
 from tests.train.helpers import LANGS, TINY_MODEL, VOCAB, make_bin, write_direction
 
@@ -47,10 +47,18 @@ def _translated(tmp_path: Path, max_len_b: int) -> tuple[dict, Path, list[str]]:
     train_spm(tmp_path / "spm", [x for lang in LANGS for x in flores(lang, 100, "dev")])
     torch.manual_seed(0)
     model = build_transformer(
-        exp.model, vocab_size=VOCAB, num_languages=3, padding_idx=1, method="clm", method_cfg=resolve(exp, "sclm")[1]
+        exp.model,
+        vocab_size=VOCAB,
+        num_languages=3,
+        padding_idx=1,
+        method="clm",
+        method_cfg=resolve(exp.method_cfg, "sclm")[1],
     )
     torch.save({"model": model.state_dict()}, tmp_path / "model.pt")
-    counts = translate_method(exp, "sclm", tmp_path / "model.pt", tmp_path / "spm", bin_dir, tmp_path / "out")
+    view = translate_view(exp)
+    counts = translate_method(
+        view, exp.name, "sclm", tmp_path / "model.pt", tmp_path / "spm", bin_dir, tmp_path / "out"
+    )
     return counts, tmp_path / "out", [f"{s}-{t}" for s, t in exp.data.test_sets["test"]]
 
 
@@ -125,13 +133,14 @@ def test_decoding_is_capped_by_the_training_target_positions_as_fairseqs(tmp_pat
     """fairseq's ``--max-target-positions`` (CLM App. B: 100) also caps generation at positions - 1: the loaded
     model's cap is the smaller of ``model.max_positions`` and ``train.max_target_positions``."""
     from lsnmt.data.corpus import Vocab
-    from lsnmt.decode.translate import load_model
+    from tests.eval.helpers import loaded, translate_view
 
     exp = data_experiment(LANGS, model=TINY_MODEL, train={"max_target_positions": 7})
+    assert translate_view(exp).decode_positions == exp.decode_positions == 7  # the translate stage's view: the same
     torch.manual_seed(0)
     model = build_transformer(exp.model, vocab_size=VOCAB, num_languages=3, padding_idx=1)
     torch.save({"model": model.state_dict()}, tmp_path / "model.pt")
     vocab = Vocab(size=VOCAB, pad=1, eos=2, languages=LANGS)
-    assert model.max_positions == 1024 and load_model(exp, "naive", tmp_path / "model.pt", vocab).max_positions == 7
+    assert model.max_positions == 1024 and loaded(exp, "naive", tmp_path / "model.pt", vocab).max_positions == 7
     wide = dataclasses.replace(exp, train=dataclasses.replace(exp.train, max_target_positions=4096))
-    assert load_model(wide, "naive", tmp_path / "model.pt", vocab).max_positions == 1024
+    assert loaded(wide, "naive", tmp_path / "model.pt", vocab).max_positions == 1024

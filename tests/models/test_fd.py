@@ -113,10 +113,10 @@ def test_both_routes_are_decoded_from_one_model(tmp_path: Path, kind: str, entry
     """translate@<method> decodes the one model.pt through its configured route into its folder and through the
     other into ``<route>/``; each file is what that route of the same in-memory weights decodes (Sec. 3.2, 5)."""
     from lsnmt.data.corpus import Vocab, load_split
-    from lsnmt.decode.translate import load_model, translate_direction, translate_method
+    from lsnmt.decode.translate import translate_direction, translate_method
     from lsnmt.methods import resolve, systems, with_route
     from tests.data.helpers import experiment
-    from tests.eval.helpers import flores, train_spm
+    from tests.eval.helpers import flores, loaded, train_spm, translate_view
     from tests.train.helpers import LANGS, TINY_MODEL, VOCAB, write_direction
 
     exp = experiment(LANGS, model={**TINY_MODEL, "dropout": 0.0}, decode={"beam": 2, "max_len_b": 6},
@@ -129,27 +129,30 @@ def test_both_routes_are_decoded_from_one_model(tmp_path: Path, kind: str, entry
     train_spm(tmp_path / "spm", [x for lang in LANGS for x in flores(lang, 100, "dev")])  # ids < VOCAB decode
     torch.manual_seed(0)
     model = build_transformer(exp.model, vocab_size=VOCAB, num_languages=3, padding_idx=PAD, method=kind,
-                              method_cfg=resolve(exp, kind)[1])
+                              method_cfg=resolve(exp.method_cfg, kind)[1])
     with torch.no_grad():  # LMS+FD: make the flat matrices matter
         for name, p in model.named_parameters():
             if name.endswith(("lms_f", "shared_f")):
                 p.normal_(0, 0.3)
     torch.save({"model": model.state_dict()}, tmp_path / "model.pt")
 
-    counts = translate_method(exp, kind, tmp_path / "model.pt", tmp_path / "spm", bin_dir, tmp_path / "out")
-    assert list(counts) == [s.name for s in systems(exp, kind)] == [kind, f"{kind}_ls"]
+    counts = translate_method(translate_view(exp), exp.name, kind, tmp_path / "model.pt", tmp_path / "spm", bin_dir,
+                              tmp_path / "out")
+    assert list(counts) == [s.name for s in systems(exp.method_cfg, kind)] == [kind, f"{kind}_ls"]
     vocab = Vocab.load(bin_dir)
     sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "spm" / "spm.model"))
     decoded = {}
     for route, folder in (("share", tmp_path / "out"), ("ls", tmp_path / "out" / "ls")):
         ref = build_transformer(exp.model, vocab_size=VOCAB, num_languages=3, padding_idx=PAD, method=kind,
-                                method_cfg=with_route(kind, resolve(exp, kind)[1], route))
+                                method_cfg=with_route(kind, resolve(exp.method_cfg, kind)[1], route))
         ref.load_state_dict(model.state_dict())  # the same weights, read through `route`
-        loaded = load_model(exp, kind, tmp_path / "model.pt", vocab, route=None if route == "share" else route)
-        assert all(torch.equal(a, b) for a, b in zip(loaded.state_dict().values(), model.state_dict().values(),
+        net = loaded(exp, kind, tmp_path / "model.pt", vocab, route=None if route == "share" else route)
+        assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(), model.state_dict().values(),
                                                       strict=True))
         for direction in load_split(bin_dir, "test", exp.data.eval_pairs, vocab):
-            want = [sp.decode(h) for h in translate_direction(ref.eval(), direction, exp, vocab, torch.device("cpu"))]
+            cpu = torch.device("cpu")
+            hyps = translate_direction(ref.eval(), direction, exp.decode, vocab, cpu, exp.train.max_steps)
+            want = [sp.decode(h) for h in hyps]
             assert (folder / f"{direction.name}.hyp").read_text().splitlines() == want
             decoded[route, direction.name] = want
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["de-en.hyp", "en-de.hyp", "en-fr.hyp",

@@ -60,7 +60,7 @@ def count(exp: Experiment, method: str) -> OpLog:
 
 
 def test_one_method_per_kind(default_gpu: Experiment) -> None:
-    assert {resolve(default_gpu, m)[0] for m in ONE_PER_KIND} == set(KINDS)
+    assert {resolve(default_gpu.method_cfg, m)[0] for m in ONE_PER_KIND} == set(KINDS)
 
 
 def test_the_count_does_not_depend_on_the_width(default_gpu: Experiment, naive: OpLog) -> None:

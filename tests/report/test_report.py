@@ -143,11 +143,11 @@ def test_lmsfd_share_and_ls_rows_are_the_two_routes_of_one_trained_model(params:
 
     for binding in BINDINGS.values():
         exp = params.get(binding.experiment)
-        by_name = {s.name: s for m in params.methods_of(exp.name) for s in systems(exp, m)}
+        by_name = {s.name: s for m in params.methods_of(exp.name) for s in systems(exp.method_cfg, m)}
         for label, bound in binding.rows.items():
             system = by_name[bound if isinstance(bound, str) else bound.method]
             if "FD" in label:
-                route = resolve_system(exp, system)[1].route
+                route = resolve_system(exp.method_cfg, system)[1].route
                 assert route == ("ls" if "LS" in label else "share"), (binding.table, label)
                 share = system.name.removesuffix("_ls")
                 assert system.method == share and by_name[share].route is None, (binding.table, label)

@@ -57,7 +57,7 @@ class Scores:
 
 def train_method(exp: Experiment, name: str, bin_dir: Path, root: Path) -> Path:
     """Train method ``name`` of ``exp`` as ``stages/train.py`` does; returns its ``model.pt``."""
-    if kinds.searched(*methods.resolve(exp, name)) is not None:  # LSL-NAS: the search first (stages/search.py)
+    if kinds.searched(*methods.resolve(exp.method_cfg, name)) is not None:  # LSL-NAS: the search first
         run_search(exp, bin_dir, root / "results" / exp.name / "search", root / "work" / "search")
     out = root / "results" / exp.name / "train" / name
     train_the_method(exp, name, bin_dir, out, root / "work" / name, results=root / "results")
@@ -71,10 +71,11 @@ def score(exp: Experiment, name: str, model_path: Path, bin_dir: Path, **overrid
         entry = {**exp.method_cfg[name], **overrides}
         exp = dataclasses.replace(exp, method_cfg={**exp.method_cfg, name: entry})
     vocab = Vocab.load(bin_dir)
-    model = load_model(exp, name, model_path, vocab)
+    model = load_model(name, model_path, vocab, exp=exp.name, model=exp.model, positions=exp.decode_positions,
+                       method_cfg=exp.method_cfg)
     exact, bleu = {}, {}
     for direction in load_split(bin_dir, "test", exp.data.eval_pairs, vocab):
-        hyps = translate_direction(model, direction, exp, vocab, torch.device("cpu"))
+        hyps = translate_direction(model, direction, exp.decode, vocab, torch.device("cpu"), exp.train.max_steps)
         refs = [direction.tgt[i].tolist() for i in range(len(direction))]
         exact[direction.name] = 100.0 * sum(h == r for h, r in zip(hyps, refs, strict=True)) / len(refs)
         words = [" ".join(map(str, h)) for h in hyps]
@@ -85,9 +86,9 @@ def score(exp: Experiment, name: str, model_path: Path, bin_dir: Path, **overrid
 
 def changed_tensors(model_path: Path, exp: Experiment, name: str, vocab: Vocab) -> tuple[list[str], list[str]]:
     """(changed, unchanged) parameter names of the trained model against its initialisation (same seed)."""
-    kind, cfg = methods.resolve(exp, name)
+    kind, cfg = methods.resolve(exp.method_cfg, name)
     state = torch.load(model_path, map_location="cpu", weights_only=True)
-    cfg = methods.bind(exp, name, kind, cfg, stored=state["config"].get("method"))
+    cfg = methods.bind(exp.name, exp.model, name, kind, cfg, stored=state["config"].get("method"))
     torch.manual_seed(exp.train.seed)
     init = build_transformer(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
                              padding_idx=vocab.pad, method=kind, method_cfg=cfg)

@@ -41,14 +41,14 @@ def default_gpu() -> Experiment:
 def test_every_kind_of_default_gpu_is_covered(default_gpu: Experiment) -> None:
     from models.config.kinds import KINDS
 
-    assert {resolve(default_gpu, m)[0] for m in ONE_PER_KIND} == {None, *KINDS}
+    assert {resolve(default_gpu.method_cfg, m)[0] for m in ONE_PER_KIND} == {None, *KINDS}
 
 
 @pytest.mark.parametrize("method", ONE_PER_KIND)
 def test_the_forward_compiles_to_one_graph(default_gpu: Experiment, method: str) -> None:
     """No graph break in a training forward on a mixed batch of every direction (a break splits the CUDA graphs
     and puts the host back between the pieces)."""
-    kind, cfg = resolve(default_gpu, method)
+    kind, cfg = resolve(default_gpu.method_cfg, method)
     torch.manual_seed(0)
     model = build_transformer(default_gpu.model, vocab_size=200, num_languages=len(default_gpu.data.languages),
                               padding_idx=1, method=kind, method_cfg=cfg).train()
