@@ -138,8 +138,10 @@ def _keyed(message: str, view: type, where: str, fill: dict[str, str]) -> str:
     """``message`` with a field's name written as the key it reads (``metrics`` -> ``evaluate.metrics``)."""
     for f in dataclasses.fields(view):
         head = f"{where}.{f.name}"
-        if key_of(f) != f.name and not _wild(f) and (
-            message.startswith(head + ":") or message.startswith(head + ".") or message.startswith(head + "[")
+        if (
+            key_of(f) != f.name
+            and not _wild(f)
+            and (message.startswith(head + ":") or message.startswith(head + ".") or message.startswith(head + "["))
         ):
             return f"{where}.{key_of(f).format(**fill)}{message[len(head) :]}"
     return message
