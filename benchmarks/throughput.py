@@ -199,9 +199,9 @@ def measure(exp: Experiment, method: str, bin_dir: Path, device: torch.device, u
     """One method within ``budget`` seconds: warm-up (half of what is left after the set-up, at least 5 updates),
     the FLOPs of one update, then as many of ``updates`` timed updates as fit the rest."""
     end = time.perf_counter() + budget
-    m = setup_method(exp, method)
+    m = setup_method(exp, exp.name, method)
     torch.manual_seed(1)
-    run, _ = setup(m.exp, bin_dir, Dist(0, 1, device, False), m.factory, m.criterion)
+    run, _ = setup(m.spec, bin_dir, Dist(0, 1, device, False), m.factory, m.criterion)
     wrap(run, m.criterion)
     try:
         w = warm_up(lambda: timed_updates(run, 1)[0], (end - time.perf_counter()) / 2)
@@ -220,8 +220,8 @@ def measure(exp: Experiment, method: str, bin_dir: Path, device: torch.device, u
 def marian(exp: Experiment, bin_dir: Path, device: torch.device, updates: int, budget: float) -> Row:
     """MarianMT at ``exp``'s naive dimensions on the trainer's batches, warmed up and timed as :func:`measure`."""
     end = time.perf_counter() + budget
-    m = setup_method(exp, "naive")
-    run, _ = setup(m.exp, bin_dir, Dist(0, 1, device, False), m.factory, None)
+    m = setup_method(exp, exp.name, "naive")
+    run, _ = setup(m.spec, bin_dir, Dist(0, 1, device, False), m.factory, None)
     vocab, steps = run.vocab.size, [run.feed.next() for _ in range(8)]
     run.feed.close()
     del run

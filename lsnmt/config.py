@@ -218,6 +218,19 @@ class EvaluateConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class TrainView:
+    """What ``train@<method>`` reads (:mod:`lsnmt.view`): the directions (``data``), the model, the training and the
+    method's own entry; it is the training's spec (:class:`lsnmt.train.trainer.Training`). An LSL-NAS method's
+    layout comes from the search's output (``results/{exp}/search``, a dep), not from the ``search`` section."""
+
+    data: DataConfig
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    method_cfg: dict[SafeName, dict[str, Any]] = section("method_cfg.{method}", default_factory=dict)
+    """``{method: its entry}`` (none for ``naive`` without one: :func:`lsnmt.methods.resolve`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class TranslateView:
     """What ``translate@<method>`` reads (:mod:`lsnmt.view`): the test sets (``data``), the model's shape, the beam
     search, the method's own entry, and ``train`` (its ``max_target_positions`` caps the hypotheses,

@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     for steps in args.steps:
         run = dataclasses.replace(exp, train=dataclasses.replace(exp.train, max_steps=steps))
         start = time.process_time()
-        train_method(run, args.method, P.at(P.BIN, exp.name), work / "out", work / "ckpt")
+        train_method(run, exp.name, args.method, P.at(P.BIN, exp.name), work / "out", work / "ckpt")
         clock += time.process_time() - start
         for name, side, bleu, chrf in scores(run, args.method, work / "out" / "model.pt", args.sentences):
             rows.append(f"{steps}\t{clock:.0f}\t{name}\t{side}\t{bleu:.2f}\t{chrf:.2f}")

@@ -2,6 +2,8 @@
 
     python -m stages.train --experiment default --method naive --log logs/default/train/naive.log
 
+Reads :class:`lsnmt.config.TrainView` only: ``data``, ``model``, ``train`` and the method's own entry
+(``method_cfg.<method>``).
 Resumable state lives in ``work/{exp}/ckpt/{method}`` (undeclared: the front ends delete declared
 outputs before a run); the finished model, its curve (``curve.tsv``, drawn as ``curve.png``:
 lsnmt.train.curve_plot) and the record of what ran (``run.json``: lsnmt.record) go to
@@ -20,25 +22,31 @@ import torch
 
 from lsnmt import paths as P
 from lsnmt import record
+from lsnmt.config import TrainView
 from lsnmt.runner import launch
-from lsnmt.runner.stage import run_method
+from lsnmt.runner.base import Each, Job, run_stage
 from lsnmt.train import curve_plot
 from lsnmt.train.method import train_method
+from lsnmt.view import job_list
+
+VIEW = TrainView
+EACH = Each("method", "methods", lambda path, exp, _view: job_list(path, exp, "methods"))
 
 
-def _train(exp, method: str, argv: list[str]) -> None:
-    launch.relaunch(exp.train, argv, "stages.train", "train")
-    torch.set_num_threads(exp.train.cpu_threads)  # same weights whatever the core count (TrainConfig.cpu_threads)
-    name, out = exp.name, P.at(P.TRAIN, exp.name, method=method)
-    train_method(exp, method, P.at(P.BIN, name), out,
-                 P.at(P.CKPT, name, method=method))  # stop signals: lsnmt.runner.stage.guarded
+def _train(view: TrainView, job: Job, argv: list[str]) -> None:
+    launch.relaunch(view.train, argv, "stages.train", "train")
+    torch.set_num_threads(view.train.cpu_threads)  # same weights whatever the core count (TrainConfig.cpu_threads)
+    exp, method = job.experiment, str(job.item)
+    out = P.at(P.TRAIN, exp, method=method)
+    train_method(view, exp, method, P.at(P.BIN, exp), out,
+                 P.at(P.CKPT, exp, method=method))  # stop signals: lsnmt.runner.base.guarded
     if record.write(out):  # the main rank: curve.tsv is its file
-        curve_plot.draw(out / "curve.tsv", out / "curve.png", f"{name}: {method}")
+        curve_plot.draw(out / "curve.tsv", out / "curve.png", f"{exp}: {method}")
 
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
-    run_method("train", lambda exp, method: _train(exp, method, args), args)
+    run_stage("train", VIEW, lambda view, job: _train(view, job, args), args, each=EACH)
 
 
 if __name__ == "__main__":

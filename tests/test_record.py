@@ -15,6 +15,8 @@ import torch
 
 from lsnmt import record
 from lsnmt.config import Params
+from lsnmt.runner.base import Job
+from tests.eval.helpers import train_view
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,7 +67,7 @@ def test_the_train_stage_writes_its_record_and_curve_image(tmp_path: Path, monke
     """``stages.train`` around a stand-in training that writes what ``train_method`` writes."""
     import stages.train as stage
 
-    def fake_train(exp: Any, method: str, bin_dir: Path, out: Path, work: Path) -> dict:
+    def fake_train(view: Any, exp: str, method: str, bin_dir: Path, out: Path, work: Path) -> dict:
         out.mkdir(parents=True, exist_ok=True)
         (out / "curve.tsv").write_text(
             "step\tloss\tnll\tlr\tvalid_loss\n10\t5.0\t4.9\t0.001\t\n20\t4.0\t3.9\t0.002\t4.5\n", encoding="utf-8"
@@ -76,7 +78,7 @@ def test_the_train_stage_writes_its_record_and_curve_image(tmp_path: Path, monke
     monkeypatch.delenv("RANK", raising=False)
     monkeypatch.setattr(stage, "train_method", fake_train)
     exp = Params.load(ROOT / "params.yaml").get("default")
-    stage._train(exp, "naive", [])
+    stage._train(train_view(exp), Job(exp.name, item="naive"), [])
     out = tmp_path / "results" / "default" / "train" / "naive"
     rec = json.loads((out / record.NAME).read_text(encoding="utf-8"))
     assert rec["torch"] == torch.__version__ and rec["machine"]["cores"]

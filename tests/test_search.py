@@ -75,12 +75,13 @@ def test_search_resumes_from_its_work_dir(searched: Path) -> None:
 
 
 def test_lsl_nas_trains_the_selected_architecture(searched: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lsnmt.runner.base import Job
     from stages.train import _train
-    from tests.eval.helpers import loaded
+    from tests.eval.helpers import loaded, train_view
 
     monkeypatch.chdir(searched)
     exp = _exp()
-    _train(exp, "nas", [])  # argv: used only to relaunch under torchrun (one rank here)
+    _train(train_view(exp), Job(exp.name, item="nas"), [])  # argv: used only to relaunch under torchrun (one rank here)
     arch = json.loads(Path("results/t/search/s/architecture.json").read_text())
     model_pt = torch.load("results/t/train/nas/model.pt", weights_only=False)
     record = model_pt["config"]["method"]

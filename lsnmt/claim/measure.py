@@ -45,7 +45,7 @@ def words(ids: list[int]) -> str:
 def train_job(exp: Experiment, method: str, bin_dir: Path, work: Path) -> Path:
     """Train ``method`` of ``exp`` into ``work`` (checkpoints in ``work/ckpt``) as the train stage does; return its
     ``model.pt``."""
-    train_method(exp, method, bin_dir, work / "model", work / "ckpt")
+    train_method(exp, exp.name, method, bin_dir, work / "model", work / "ckpt")
     return work / "model" / "model.pt"
 
 

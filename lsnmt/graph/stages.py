@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from lsnmt import paths as P
-from lsnmt.config import ClaimView, TranslateView
+from lsnmt.config import ClaimView, TrainView, TranslateView
 from lsnmt.data.config import DownloadView, EncodeView, PrepareView, SampleView, SpmView
 from lsnmt.tasks.config import TaskEvalView, TaskPrepView, TaskTrainView
 from lsnmt.typed import load_yaml
@@ -159,12 +159,11 @@ STAGES: tuple[Stage, ...] = (
            outs=_outs(P.BIN), threads=("encode.workers", 2)),
     Stage(name="search", log="logs/{exp}/search.log", deps=(P.BIN,), outs=_outs(P.SEARCH),
           params=("data", "model", "train", "search"), needs="search", threads=("train.cpu_threads", 2), job="gpu"),
-    Stage(name="train", log="logs/{exp}/train/{method}.log", each="method",
-          deps=(P.BIN, P.SEARCH),
-          outs=(Out(P.MODEL),
-                Out(P.CURVE, "plots", xy=("step", "loss")), Out(P.CURVE_IMAGE, "plots"), Out(P.TRAIN_RECORD)),
-          params=("data", "model", "train", "method_cfg.{method}"), needs="translation",
-          threads=("train.cpu_threads", 2), job="train"),
+    viewed(TrainView, name="train", log="logs/{exp}/train/{method}.log", each="method",
+           deps=(P.BIN, P.SEARCH),
+           outs=(Out(P.MODEL),
+                 Out(P.CURVE, "plots", xy=("step", "loss")), Out(P.CURVE_IMAGE, "plots"), Out(P.TRAIN_RECORD)),
+           needs="translation", threads=("train.cpu_threads", 2), job="train"),
     viewed(TranslateView, name="translate", log="logs/{exp}/translate/{method}.log", each="method",
            deps=(P.MODEL, P.SPM, P.BIN), outs=_outs(P.TRANSLATE),
            note="every system of the method (lsnmt/methods/__init__.py): FD / LMS+FD's other route in "

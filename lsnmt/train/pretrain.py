@@ -19,9 +19,8 @@ from typing import Any
 
 from torch import nn
 
-from lsnmt.config import Experiment
 from lsnmt.train import checkpoint as ckpt
-from lsnmt.train.trainer import ModelFactory, train
+from lsnmt.train.trainer import ModelFactory, Training, train
 from models.build import build_transformer
 from models.config import kinds
 
@@ -33,7 +32,7 @@ def dense_dir(work_dir: Path) -> Path:
     return work_dir.with_name(work_dir.name + ".dense")
 
 
-def dense_pretrained(exp: Experiment, name: str, kind: str | None, cfg: Any, bin_dir: Path, work_dir: Path,
+def dense_pretrained(spec: Training, name: str, kind: str | None, cfg: Any, bin_dir: Path, work_dir: Path,
                      factory: ModelFactory) -> ModelFactory:
     """Train (or finish) the dense phase of method ``name`` (of ``kind``: its ``model`` gives the dense model's
     shape, its ``dense_steps`` the updates, its ``dense_init`` the copy); return ``factory`` followed by the copy
@@ -42,9 +41,9 @@ def dense_pretrained(exp: Experiment, name: str, kind: str | None, cfg: Any, bin
     if k is None or k.dense_steps is None or k.dense_init is None:
         raise ValueError(f"method {name!r}: a {kind or 'naive'} model has no dense pre-training")
     steps = k.dense_steps(cfg)
-    shape = k.model(cfg, exp.model) if k.model is not None else exp.model
+    shape = k.model(cfg, spec.model) if k.model is not None else spec.model
     dense_init = kinds.load(k.dense_init)
-    dense_exp = dataclasses.replace(exp, model=shape, train=dataclasses.replace(exp.train, max_steps=steps))
+    dense_exp = dataclasses.replace(spec, model=shape, train=dataclasses.replace(spec.train, max_steps=steps))
     root = dense_dir(work_dir)
     log.info("%s: dense pre-training, %d updates of the dense %s model (LSL Sec. 3.3)", name, steps,
              "per-target-decoder" if dense_exp.model.decoder == "per-target" else "shared-decoder")

@@ -1,4 +1,4 @@
-"""The training loop: ``train(exp, bin_dir, out_dir, work_dir)``.
+"""The training loop: ``train(spec, bin_dir, out_dir, work_dir)``.
 
 Resumable state lives in ``work_dir`` (``work/ckpt/{method}``, undeclared:
 Snakemake and DVC delete declared outputs), the finished model and curve are
@@ -40,13 +40,14 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from lsnmt.config import Experiment, ModelConfig, TrainConfig
+from lsnmt.config import ModelConfig, TrainConfig
+from lsnmt.data.config import DataConfig
 from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.io import atomic_write
 from lsnmt.train import checkpoint as ckpt
@@ -76,21 +77,38 @@ NO_EFFECT = ("max_steps", "log_every", "validate_every", "save_every", "keep_las
 (``gpus_per_node`` and ``nodes`` enter the fingerprint through the ranks times ``update_freq``, which does;
 ``compile`` changes the rounding of a step, not its maths)."""
 
+class Training(Protocol):
+    """What a training reads of params.yaml: ``data`` (its directions), ``model`` and ``train``. The train stage's
+    view (:class:`lsnmt.config.TrainView`), the search's runs and the claim's jobs are one; a dataclass, so that a
+    phase replaces a section (``dataclasses.replace(spec, train=...)``)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def data(self) -> DataConfig: ...
+
+    @property
+    def model(self) -> ModelConfig: ...
+
+    @property
+    def train(self) -> TrainConfig: ...
+
+
 class ModelFactory(Protocol):
     """``models.build.build_transformer`` (with ``method``/``method_cfg`` bound, e.g. by ``functools.partial``)."""
 
     def __call__(self, cfg: ModelConfig, *, vocab_size: int, num_languages: int, padding_idx: int) -> nn.Module: ...
 
 
-def fingerprint(exp: Experiment, bin_dir: Path, method: Mapping[str, Any] | None = None,
+def fingerprint(spec: Training, bin_dir: Path, method: Mapping[str, Any] | None = None,
                 world_size: int | None = None) -> str:
     """SHA-256 of the model and training settings, the training directions and ``meta.json`` (and of the
     method's record, when given: a changed method config or search-selected layout starts afresh). The ranks
     (``world_size``, default the settings') enter as the global batches per update, ranks x ``update_freq``
     (:mod:`lsnmt.train.ranks`): one rank's fingerprint is what it was before they did."""
-    train = {k: v for k, v in asdict(exp.train).items() if k not in NO_EFFECT}
-    train["update_freq"] *= exp.train.world_size if world_size is None else world_size
-    blob = {"model": asdict(exp.model), "train": train, "pairs": exp.data.train_pairs,
+    train = {k: v for k, v in asdict(spec.train).items() if k not in NO_EFFECT}
+    train["update_freq"] *= spec.train.world_size if world_size is None else world_size
+    blob = {"model": asdict(spec.model), "train": train, "pairs": spec.data.train_pairs,
             "meta": json.loads((bin_dir / "meta.json").read_text(encoding="utf-8"))}
     if method is not None:
         blob["method"] = method
@@ -105,8 +123,8 @@ def sampling_plan(bin_dir: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def _config(exp: Experiment, vocab: Vocab, fp: str, method: Mapping[str, Any] | None) -> dict[str, Any]:
-    config = {"model": asdict(exp.model), "train": asdict(exp.train), "vocab_size": vocab.size, "pad": vocab.pad,
+def _config(spec: Training, vocab: Vocab, fp: str, method: Mapping[str, Any] | None) -> dict[str, Any]:
+    config = {"model": asdict(spec.model), "train": asdict(spec.train), "vocab_size": vocab.size, "pad": vocab.pad,
               "eos": vocab.eos, "languages": list(vocab.languages), "fingerprint": fp}
     if method is not None:
         config["method"] = dict(method)
@@ -118,16 +136,16 @@ def schedule(cfg: TrainConfig) -> Schedule:
     return Schedule(kind="inverse_sqrt", lr=cfg.lr, warmup=cfg.warmup_steps, warmup_init_lr=cfg.warmup_init_lr)
 
 
-def setup(exp: Experiment, bin_dir: Path, dist: Dist, factory: ModelFactory,
+def setup(spec: Training, bin_dir: Path, dist: Dist, factory: ModelFactory,
           criterion: Criterion | None) -> tuple[Run, list[EvalSet]]:
     """The run's state before any update (model; fused AdamW, loss scale and ``inverse_sqrt`` schedule from
     :func:`lsnmt.train.job.assemble`; feed) and the validation plan."""
-    cfg, vocab = exp.train, Vocab.load(bin_dir)
-    train_dirs = load_split(bin_dir, "train", exp.data.train_pairs, vocab)
-    supervised = set(exp.data.train_pairs)  # zero-shot directions are evaluated, never used to pick checkpoints
-    valid_dirs = load_split(bin_dir, "valid", tuple(d for d in exp.data.eval_pairs if d in supervised), vocab)
+    cfg, vocab = spec.train, Vocab.load(bin_dir)
+    train_dirs = load_split(bin_dir, "train", spec.data.train_pairs, vocab)
+    supervised = set(spec.data.train_pairs)  # zero-shot directions are evaluated, never used to pick checkpoints
+    valid_dirs = load_split(bin_dir, "valid", tuple(d for d in spec.data.eval_pairs if d in supervised), vocab)
     torch.manual_seed(cfg.seed)
-    model = factory(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
+    model = factory(spec.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
                     padding_idx=vocab.pad).to(dist.device)
     stream = BatchStream(Pool.build(train_dirs, cfg, sampling_plan(bin_dir)), cfg, cfg.seed)
     feed = Feed(stream, train_dirs, vocab, dist, cfg.update_freq)
@@ -188,17 +206,17 @@ def _save(run: Run, config: dict[str, Any], work_dir: Path, *, periodic: bool, i
         ckpt.save(best, state)
 
 
-def _final_model(exp: Experiment, work_dir: Path) -> tuple[dict[str, torch.Tensor], str]:
+def _final_model(spec: Training, work_dir: Path) -> tuple[dict[str, torch.Tensor], str]:
     """The weights ``train.final_checkpoint`` asks for, and where they came from."""
-    source = exp.train.final_checkpoint
+    source = spec.train.final_checkpoint
     if source == "best" and not (work_dir / "best.pt").is_file():
         log.warning("no validation data, so no best.pt: using last.pt")
         source = "last"
     if source == "average":
-        paths = [p for _, p in ckpt.step_checkpoints(work_dir)][-exp.train.average_last:]
-        if len(paths) < exp.train.average_last:
-            log.warning("averaging %d checkpoints, not %d (keep_last=%d)", len(paths), exp.train.average_last,
-                        exp.train.keep_last)
+        paths = [p for _, p in ckpt.step_checkpoints(work_dir)][-spec.train.average_last:]
+        if len(paths) < spec.train.average_last:
+            log.warning("averaging %d checkpoints, not %d (keep_last=%d)", len(paths), spec.train.average_last,
+                        spec.train.keep_last)
         if paths:
             return ckpt.average(paths), f"average of {', '.join(p.name for p in paths)}"
         source = "last"
@@ -206,8 +224,8 @@ def _final_model(exp: Experiment, work_dir: Path) -> tuple[dict[str, torch.Tenso
     return ckpt.load(work_dir / f"{source}.pt", remedy=remedy)["model"], source
 
 
-def _finish(run: Run, exp: Experiment, config: dict[str, Any], work_dir: Path, out_dir: Path) -> str:
-    weights, source = _final_model(exp, work_dir)
+def _finish(run: Run, spec: Training, config: dict[str, Any], work_dir: Path, out_dir: Path) -> str:
+    weights, source = _final_model(spec, work_dir)
     ckpt.save(out_dir / "model.pt", {"model": weights, "config": config, "step": run.step, "source": source})
     with atomic_write(out_dir / "curve.tsv") as fh:
         fh.write((work_dir / "curve.tsv").read_text(encoding="utf-8"))
@@ -251,10 +269,10 @@ def _job(run: Run, plan: list[EvalSet], config: dict[str, Any], work_dir: Path,
                describe_batch=describe_batch)
 
 
-def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
+def train(spec: Training, bin_dir: Path, out_dir: Path, work_dir: Path,
           model_factory: ModelFactory = build_transformer, criterion: Criterion | None = None,
           method: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Train ``exp`` on the shards in ``bin_dir``; resume from ``work_dir/last.pt`` when present.
+    """Train ``spec`` on the shards in ``bin_dir``; resume from ``work_dir/last.pt`` when present.
 
     ``criterion``: the method's training objective (``models.ls.criterion(kind)``; ``None``:
     label-smoothed cross entropy). With a custom criterion, several ranks all-reduce gradients explicitly
@@ -266,30 +284,30 @@ def train(exp: Experiment, bin_dir: Path, out_dir: Path, work_dir: Path,
     Raises ``FloatingPointError`` naming the update whose loss or gradient is not finite, and
     :class:`Interrupted` after SIGTERM / SIGUSR1 (``last.pt`` written).
     """
-    if exp.train.max_steps < 1:
-        raise ValueError(f"train.max_steps must be >= 1, got {exp.train.max_steps}")
+    if spec.train.max_steps < 1:
+        raise ValueError(f"train.max_steps must be >= 1, got {spec.train.max_steps}")
     dist = Dist.from_env()
     try:
-        run, plan = setup(exp, bin_dir, dist, model_factory, criterion)
-        config = _config(exp, run.vocab, fingerprint(exp, bin_dir, method, dist.world_size), method)
+        run, plan = setup(spec, bin_dir, dist, model_factory, criterion)
+        config = _config(spec, run.vocab, fingerprint(spec, bin_dir, method, dist.world_size), method)
         config["world_size"] = dist.world_size
-        ranks.check_ranks(work_dir, dist.world_size, exp.train.update_freq, lambda w, f: fingerprint(
-            replace(exp, train=replace(exp.train, update_freq=f)), bin_dir, method, w))
+        ranks.check_ranks(work_dir, dist.world_size, spec.train.update_freq, lambda w, f: fingerprint(
+            replace(spec, train=replace(spec.train, update_freq=f)), bin_dir, method, w))
         open_work_dir(work_dir, config, dist)
         resumed = _resume(run, work_dir)
         if dist.is_main:
-            announce(log, start_line("train", run.model, run.feed.dirs, max_steps=exp.train.max_steps,
-                                     max_tokens=exp.train.max_tokens, update_freq=exp.train.update_freq,
+            announce(log, start_line("train", run.model, run.feed.dirs, max_steps=spec.train.max_steps,
+                                     max_tokens=spec.train.max_tokens, update_freq=spec.train.update_freq,
                                      device=dist.device, world_size=dist.world_size, step=run.step))
         wrap(run, criterion)
         curve = (Curve(work_dir / "curve.tsv", run.step if resumed else None,
-                       tracker.start(exp.train.tracker, work_dir, resumed)) if dist.is_main else None)
+                       tracker.start(spec.train.tracker, work_dir, resumed)) if dist.is_main else None)
         valid: dict[str, dict[str, float]] = {}
         try:
             run_updates(_job(run, plan, config, work_dir, valid), run.step, run.meters, curve)
         finally:
             run.feed.close()
-        source = _finish(run, exp, config, work_dir, out_dir) if dist.is_main else ""
+        source = _finish(run, spec, config, work_dir, out_dir) if dist.is_main else ""
         dist.barrier()
         best = run.best_valid if math.isfinite(run.best_valid) else None
         return {"step": run.step, "epoch": run.feed.epoch, "best_valid": best, "valid": valid, "source": source,

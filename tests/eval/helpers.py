@@ -144,3 +144,10 @@ def loaded(exp: Any, method: str, path: Any, vocab: Any, route: str | None = Non
 
     return load_model(method, path, vocab, exp=exp.name, model=exp.model, positions=exp.decode_positions,
                       method_cfg=exp.method_cfg, route=route, top_w=top_w)
+
+
+def train_view(exp: Any) -> Any:
+    """The train stage's view (lsnmt.config.TrainView) of a test's whole experiment."""
+    from lsnmt.config import TrainView
+
+    return TrainView(data=exp.data, model=exp.model, train=exp.train, method_cfg=exp.method_cfg)

@@ -60,7 +60,7 @@ def train_method(exp: Experiment, name: str, bin_dir: Path, root: Path) -> Path:
     if kinds.searched(*methods.resolve(exp.method_cfg, name)) is not None:  # LSL-NAS: the search first
         run_search(exp, bin_dir, root / "results" / exp.name / "search", root / "work" / "search")
     out = root / "results" / exp.name / "train" / name
-    train_the_method(exp, name, bin_dir, out, root / "work" / name, results=root / "results")
+    train_the_method(exp, exp.name, name, bin_dir, out, root / "work" / name, results=root / "results")
     return out / "model.pt"
 
 
