@@ -218,6 +218,17 @@ class EvaluateConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class SearchView:
+    """What ``search`` reads (:mod:`lsnmt.view`): the searches (LSL Sec. 3.2) and what each run trains on, ``data``,
+    ``model`` and ``train`` (:class:`lsnmt.train.trainer.Training`)."""
+
+    data: DataConfig
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    search: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
 class TrainView:
     """What ``train@<method>`` reads (:mod:`lsnmt.view`): the directions (``data``), the model, the training and the
     method's own entry; it is the training's spec (:class:`lsnmt.train.trainer.Training`). An LSL-NAS method's

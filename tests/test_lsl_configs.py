@@ -27,15 +27,15 @@ def test_figure4_sweep_places_half_the_lsls_at_each_end() -> None:
 
 
 def test_searches_of_the_lsl_experiment_and_the_default() -> None:
-    lsl = searches(PARAMS.get("flores10_lsl"))
+    lsl = searches(PARAMS.get("flores10_lsl").search)
     assert set(lsl) == {"nas", "nas_sd"} and lsl["nas"].seeds == (1, 2, 3) and lsl["nas_sd"].decoder == "shared"
     exp = PARAMS.get("flores10_lsl")
     assert methods.resolve(exp.method_cfg, "lsl_nas_searched")[1].architecture == "nas"
     default = PARAMS.get("default")
-    assert set(searches(default)) == {"lsl_search"}
+    assert set(searches(default.search)) == {"lsl_search"}
     assert "lsl_nas" in PARAMS.methods
     assert methods.resolve(default.method_cfg, "lsl_nas")[1].architecture == "lsl_search"
-    searched = {name for name, e in PARAMS.experiments.items() if searches(e)}
+    searched = {name for name, e in PARAMS.experiments.items() if searches(e.search)}
     assert searched == {*DEFAULTS, "flores10_lsl"}
 
 

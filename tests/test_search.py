@@ -35,7 +35,7 @@ def searched(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A repository-like folder (``data/t/bin``) where the search of :func:`_exp` has run."""
     root = tmp_path_factory.mktemp("repo")
     make_bin(root / "data" / "t" / "bin")
-    run_search(_exp(), root / "data/t/bin", root / "results/t/search", root / "work/t/search")
+    run_search(_exp(), _exp().search, "t", root / "data/t/bin", root / "results/t/search", root / "work/t/search")
     return root
 
 
@@ -66,10 +66,10 @@ def test_search_resumes_from_its_work_dir(searched: Path) -> None:
     before = {p.name: p.read_bytes() for p in (out / "s").iterdir()}
     state = ckpt.load(searched / "work/t/search/s/seed1/ckpt/last.pt")
     assert state["step"] == 4 and state["config"]["method"]["kind"] == "lsl_search"
-    run_search(_exp(), searched / "data/t/bin", out, searched / "work/t/search")
+    run_search(_exp(), _exp().search, "t", searched / "data/t/bin", out, searched / "work/t/search")
     assert {p.name: p.read_bytes() for p in (out / "s").iterdir()} == before
     fewer = dataclasses.replace(_exp(), search={"s": {**SEARCH["s"], "seeds": [2], "max_steps": 3}})
-    arch = run_search(fewer, searched / "data/t/bin", searched / "other", searched / "work/t/search")
+    arch = run_search(fewer, fewer.search, "t", searched / "data/t/bin", searched / "other", searched / "work/t/search")
     assert arch["s"]["seeds"] == [2]
     assert not list((searched / "work/t/search").rglob("*.stale"))  # changed seeds / steps keep the runs
 
@@ -144,5 +144,5 @@ def test_dense_pretraining_initialises_every_copy(searched: Path, monkeypatch: p
 
 def test_experiment_without_searches_writes_an_empty_index(tmp_path: Path) -> None:
     exp = tiny_experiment()
-    assert run_search(exp, make_bin(tmp_path / "bin"), tmp_path / "out", tmp_path / "work") == {}
+    assert run_search(exp, exp.search, exp.name, make_bin(tmp_path / "bin"), tmp_path / "out", tmp_path / "work") == {}
     assert json.loads((tmp_path / "out/index.json").read_text()) == {}

@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from lsnmt import paths as P
-from lsnmt.config import ClaimView, TrainView, TranslateView
+from lsnmt.config import ClaimView, SearchView, TrainView, TranslateView
 from lsnmt.data.config import DownloadView, EncodeView, PrepareView, SampleView, SpmView
 from lsnmt.tasks.config import TaskEvalView, TaskPrepView, TaskTrainView
 from lsnmt.typed import load_yaml
@@ -157,8 +157,8 @@ STAGES: tuple[Stage, ...] = (
            threads=("spm.threads", 2)),
     viewed(EncodeView, name="encode", log="logs/{exp}/encode.log", deps=(P.SPM, P.SAMPLED, P.PREPARED),
            outs=_outs(P.BIN), threads=("encode.workers", 2)),
-    Stage(name="search", log="logs/{exp}/search.log", deps=(P.BIN,), outs=_outs(P.SEARCH),
-          params=("data", "model", "train", "search"), needs="search", threads=("train.cpu_threads", 2), job="gpu"),
+    viewed(SearchView, name="search", log="logs/{exp}/search.log", deps=(P.BIN,), outs=_outs(P.SEARCH),
+           needs="search", threads=("train.cpu_threads", 2), job="gpu"),
     viewed(TrainView, name="train", log="logs/{exp}/train/{method}.log", each="method",
            deps=(P.BIN, P.SEARCH),
            outs=(Out(P.MODEL),

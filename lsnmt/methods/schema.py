@@ -23,11 +23,10 @@ if TYPE_CHECKING:
 NAIVE = "naive"
 
 
-def searches(exp: Experiment, exp_name: str | None = None) -> dict[str, Any]:
-    """``{name: LSLSearchConfig}`` of ``exp.search`` (typed; errors name the key path, with ``exp_name`` for
-    an experiment not yet named)."""
-    where = f"experiments.{exp_name or exp.name}.search"
-    return {name: build(LSLSearchConfig, dict(entry), f"{where}.{name}") for name, entry in exp.search.items()}
+def searches(search: Mapping[str, Any], where: str = "search") -> dict[str, Any]:
+    """``{name: LSLSearchConfig}`` of the ``search`` section (found at ``where``: errors name the key path),
+    typed."""
+    return {name: build(LSLSearchConfig, dict(entry), f"{where}.{name}") for name, entry in search.items()}
 
 
 def _extra_systems(kind: str, cfg: Any) -> dict[str, str]:
@@ -66,7 +65,7 @@ def check(params: Params) -> None:
     Raises :class:`ConfigError` naming the key path."""
     for exp_name in sorted(params.experiments, key=lambda n: n != params.experiment):  # the selected one first
         exp = params.experiments[exp_name]
-        known = searches(exp, exp_name)
+        known = searches(exp.search, f"experiments.{exp_name}.search")
         for name, cfg in known.items():
             _check_shape(search_model, cfg, exp, f"experiments.{exp_name}.search.{name}")
         for name, entry in exp.method_cfg.items():

@@ -101,7 +101,7 @@ def train_flops(exp: Experiment, method: str) -> float:
 def search_flops(exp: Experiment) -> float:
     """Every run of every architecture search of ``exp`` (module docstring)."""
     total = 0.0
-    for cfg in searches(exp).values():
+    for cfg in searches(exp.search, f"experiments.{exp.name}.search").values():
         shape = dataclasses.replace(exp, model=model(cfg, exp.model))
         net = _model(shape, None, None)
         a = inference_params(net, 0, 1)

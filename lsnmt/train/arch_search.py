@@ -24,16 +24,15 @@ import json
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
-from lsnmt.config import Experiment
 from lsnmt.figures import save_png
 from lsnmt.io import atomic_dir, atomic_write, write_json
 from lsnmt.methods.schema import searches
 from lsnmt.train import checkpoint as ckpt
-from lsnmt.train.trainer import train
+from lsnmt.train.trainer import Training, train
 from lsnmt.typed import to_dict
 from models.build import build_transformer
 from models.config.lsl import model
@@ -41,29 +40,32 @@ from models.ls.lsl import LSLConfig, layers_to_config, mixing_weights, search_fa
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T", bound=Training)
 
-def search_experiment(exp: Experiment, cfg: Any, seed: int) -> Experiment:
-    """``exp`` as one search run trains it: the search's shape, seed and length."""
-    steps = cfg.max_steps if cfg.max_steps is not None else exp.train.max_steps
-    return dataclasses.replace(exp, model=model(cfg, exp.model),
-                               train=dataclasses.replace(exp.train, seed=seed, max_steps=steps))
+
+def search_experiment(spec: T, cfg: Any, seed: int) -> T:
+    """``spec`` (what the search stage trains: :class:`lsnmt.train.trainer.Training`) as one search run trains it:
+    the search's shape, seed and length."""
+    steps = cfg.max_steps if cfg.max_steps is not None else spec.train.max_steps
+    return dataclasses.replace(spec, model=model(cfg, spec.model),
+                               train=dataclasses.replace(spec.train, seed=seed, max_steps=steps))
 
 
 def run_dir(work: Path, name: str, seed: int) -> Path:
     return work / name / f"seed{seed}"
 
 
-def train_runs(exp: Experiment, name: str, cfg: Any, bin_dir: Path, work: Path) -> dict[int, torch.Tensor]:
+def train_runs(spec: Training, name: str, cfg: Any, bin_dir: Path, work: Path) -> dict[int, torch.Tensor]:
     """Train (or finish) every seed of search ``name``; ``{seed: (layers, 3) mixing weights}``."""
 
     factory = functools.partial(build_transformer, factories=search_factories(cfg))
-    # what fixes a run's weights besides exp.model / exp.train: more seeds or more steps resume the runs done
+    # what fixes a run's weights besides spec.model / spec.train: more seeds or more steps resume the runs done
     model_cfg = {k: v for k, v in to_dict(cfg).items() if k not in ("seeds", "max_steps")}
     out: dict[int, torch.Tensor] = {}
     for seed in cfg.seeds:
         root = run_dir(work, name, seed)
         log.info("search %s: run with seed %d (%s)", name, seed, root)
-        train(search_experiment(exp, cfg, seed), bin_dir, root / "out", root / "ckpt", model_factory=factory,
+        train(search_experiment(spec, cfg, seed), bin_dir, root / "out", root / "ckpt", model_factory=factory,
               method={"name": name, "kind": "lsl_search", "cfg": model_cfg})
         out[seed] = mixing_weights(ckpt.load(root / "out" / "model.pt")["model"])
     return out
@@ -115,10 +117,13 @@ def draw(arch: Mapping[str, Any], path: Path) -> None:
     save_png(fig, path)
 
 
-def run_search(exp: Experiment, bin_dir: Path, out: Path, work: Path) -> dict[str, Any]:
-    """Every search of ``exp``: train, read the weights, select; write ``out`` atomically. Returns the index."""
-    configs = searches(exp)
-    results = {name: summarise(name, cfg, train_runs(exp, name, cfg, bin_dir, work)) for name, cfg in configs.items()}
+def run_search(spec: Training, search: Mapping[str, Any], exp_name: str, bin_dir: Path, out: Path,
+               work: Path) -> dict[str, Any]:
+    """Every search of the ``search`` section of experiment ``exp_name``, each a training of ``spec`` (``data``,
+    ``model``, ``train``): train, read the weights, select; write ``out`` atomically. Returns the index."""
+    configs = searches(search, f"experiments.{exp_name}.search")
+    results = {name: summarise(name, cfg, train_runs(spec, name, cfg, bin_dir, work))
+               for name, cfg in configs.items()}
     index = {name: {"notation": a["notation"], "layers": a["layers"], "seeds": a["seeds"]}
              for name, a in results.items()}
     with atomic_dir(out) as tmp:
@@ -134,5 +139,5 @@ def run_search(exp: Experiment, bin_dir: Path, out: Path, work: Path) -> dict[st
             log.info("search %s: %s (mean weights over seeds %s)", name, arch["notation"], arch["seeds"])
         write_json(tmp / "index.json", index)
     if not configs:
-        log.info("experiment %s defines no search (experiments.%s.search is empty)", exp.name, exp.name)
+        log.info("experiment %s defines no search (experiments.%s.search is empty)", exp_name, exp_name)
     return json.loads(json.dumps(index))

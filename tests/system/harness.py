@@ -58,7 +58,7 @@ class Scores:
 def train_method(exp: Experiment, name: str, bin_dir: Path, root: Path) -> Path:
     """Train method ``name`` of ``exp`` as ``stages/train.py`` does; returns its ``model.pt``."""
     if kinds.searched(*methods.resolve(exp.method_cfg, name)) is not None:  # LSL-NAS: the search first
-        run_search(exp, bin_dir, root / "results" / exp.name / "search", root / "work" / "search")
+        run_search(exp, exp.search, exp.name, bin_dir, root / "results" / exp.name / "search", root / "work" / "search")
     out = root / "results" / exp.name / "train" / name
     train_the_method(exp, exp.name, name, bin_dir, out, root / "work" / name, results=root / "results")
     return out / "model.pt"
