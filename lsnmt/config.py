@@ -218,6 +218,27 @@ class EvaluateConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class EvaluateView:
+    """What ``evaluate`` reads (:mod:`lsnmt.view`): the test sets and directions (``data``), the scoring
+    (``evaluate``), the methods' entries (their systems), ``decode`` (the sentences decoded, the length limit) and,
+    for the analyses that load the trained models, ``model`` and ``train`` (its ``max_target_positions`` caps the
+    loaded model's positions, its ``max_steps`` is named in the length-limit warning). ``model`` and ``train`` are
+    tracked since issue 41 (a change of either reran evaluate through the retrained models anyway)."""
+
+    data: DataConfig
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    decode: DecodeConfig = field(default_factory=DecodeConfig)
+    evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
+    method_cfg: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def decode_positions(self) -> int:
+        """:attr:`Experiment.decode_positions`."""
+        return min(self.model.max_positions, self.train.max_target_positions)
+
+
+@dataclass(frozen=True, kw_only=True)
 class SearchView:
     """What ``search`` reads (:mod:`lsnmt.view`): the searches (LSL Sec. 3.2) and what each run trains on, ``data``,
     ``model`` and ``train`` (:class:`lsnmt.train.trainer.Training`)."""

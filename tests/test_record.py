@@ -16,6 +16,7 @@ import torch
 from lsnmt import record
 from lsnmt.config import Params
 from lsnmt.runner.base import Job
+from lsnmt.view import load_view
 from tests.eval.helpers import train_view
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,14 +98,15 @@ def test_the_evaluation_record_carries_its_trainings(tmp_path: Path, monkeypatch
     (trained / "naive").mkdir(parents=True)
     (trained / "naive" / record.NAME).write_text(json.dumps({"machine": {"host": "node-1"}}), encoding="utf-8")
 
-    def fake_evaluate(exp: Any, methods: tuple[str, ...], *paths: Path) -> dict:
+    def fake_evaluate(view: Any, exp: str, methods: tuple[str, ...], *paths: Path) -> dict:
         paths[-1].mkdir(parents=True)
         return {}
 
     monkeypatch.setattr(stage, "evaluate", fake_evaluate)
     monkeypatch.setattr(stage, "mt_rows", lambda summary: {})
     monkeypatch.setattr(stage, "write_metrics", lambda *args: None)
-    stage._evaluate(Params.load(ROOT / "params.yaml").get("default"), ("naive", "lms"))
+    _, view = load_view(ROOT / "params.yaml", "default", stage.VIEW)
+    stage._evaluate(view, Job("default", {"methods": ("naive", "lms")}))
     rec = json.loads((tmp_path / "results" / "default" / "evaluate" / record.NAME).read_text(encoding="utf-8"))
     assert rec["train"] == {"naive": {"machine": {"host": "node-1"}}, "lms": None}
     assert rec["python"] == platform.python_version() and "commit" in rec

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from lsnmt.config import Experiment
+from lsnmt.config import EvaluateView
 from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.decode.translate import load_model
 from lsnmt.eval.atp import atp_analysis
@@ -34,27 +34,27 @@ def model_path(results_dir: Path, method: str) -> Path:
     return results_dir / "train" / method / "model.pt"
 
 
-def load(exp: Experiment, system: System, results_dir: Path, vocab: Vocab) -> torch.nn.Module:
+def load(spec: EvaluateView, exp_name: str, system: System, results_dir: Path, vocab: Vocab) -> torch.nn.Module:
     """The trained model of ``system`` (its method's, through its route) in eval mode, on the GPU if there is one."""
     path = model_path(results_dir, system.method)
     if not path.is_file():
         raise DataError(f"{path}: trained model not found (run the train stage first)")
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return load_model(system.method, path, vocab, exp=exp.name, model=exp.model, positions=exp.decode_positions,
-                      method_cfg=exp.method_cfg, route=system.route, top_w=system.top_w).to(device).eval()
+    return load_model(system.method, path, vocab, exp=exp_name, model=spec.model, positions=spec.decode_positions,
+                      method_cfg=spec.method_cfg, route=system.route, top_w=system.top_w).to(device).eval()
 
 
-def needs_models(exp: Experiment) -> bool:
-    return bool(exp.evaluate.similarity_sets or exp.evaluate.tsne_sets)
+def needs_models(spec: EvaluateView) -> bool:
+    return bool(spec.evaluate.similarity_sets or spec.evaluate.tsne_sets)
 
 
-def method_analyses(exp: Experiment, model: torch.nn.Module, method: str, prepared_dir: Path, spm_dir: Path,
+def method_analyses(spec: EvaluateView, model: torch.nn.Module, method: str, prepared_dir: Path, spm_dir: Path,
                     vocab: Vocab, groups: Mapping[str, str], out_dir: Path) -> dict[str, Any]:
     """Similarity search on ``evaluate.similarity_sets`` and t-SNE figures of ``evaluate.tsne_sets`` for one model."""
-    cfg, pivot = exp.evaluate, exp.data.pivot
+    cfg, pivot = spec.evaluate, spec.data.pivot
     result: dict[str, Any] = {"similarity": {}, "figures": []}
     for corpus in dict.fromkeys(cfg.similarity_sets + cfg.tsne_sets):
-        emb = multiway_embeddings(exp, model, corpus, prepared_dir, spm_dir, vocab)
+        emb = multiway_embeddings(spec, model, corpus, prepared_dir, spm_dir, vocab)
         if corpus in cfg.similarity_sets:
             result["similarity"][corpus] = similarity_search(emb, pivot)
             log.info("similarity %s %s: all %.1f%%", method, corpus, result["similarity"][corpus]["all"])
@@ -66,32 +66,32 @@ def method_analyses(exp: Experiment, model: torch.nn.Module, method: str, prepar
     return result
 
 
-def analyses(exp: Experiment, systems: Sequence[System], results_dir: Path, prepared_dir: Path, spm_dir: Path,
-             bin_dir: Path, groups: Mapping[str, str], out_dir: Path) -> dict[str, Any]:
+def analyses(spec: EvaluateView, exp_name: str, systems: Sequence[System], results_dir: Path, prepared_dir: Path,
+             spm_dir: Path, bin_dir: Path, groups: Mapping[str, str], out_dir: Path) -> dict[str, Any]:
     """``{"similarity": {system: {corpus: …}}, "figures": [...], "cost": {system: …}, "atp": {clm system: …}}``.
 
     Parameter counts are given for every system whose model exists; similarity and t-SNE, when
     configured, require every model.
     """
     vocab = Vocab.load(bin_dir)
-    pairs = [(vocab.lang_id(s), vocab.lang_id(t)) for s, t in exp.data.eval_pairs]
+    pairs = [(vocab.lang_id(s), vocab.lang_id(t)) for s, t in spec.data.eval_pairs]
     out: dict[str, Any] = {"similarity": {}, "figures": [], "cost": {}, "atp": {}}
-    en_xx = tuple(p for p in exp.data.eval_pairs if p[0] == exp.data.pivot and p in exp.data.train_pairs)
+    en_xx = tuple(p for p in spec.data.eval_pairs if p[0] == spec.data.pivot and p in spec.data.train_pairs)
     for system in systems:
         method = system.name
-        if not model_path(results_dir, system.method).is_file() and not needs_models(exp):
+        if not model_path(results_dir, system.method).is_file() and not needs_models(spec):
             out["cost"][method] = {"note": f"{model_path(results_dir, system.method)} not found: no parameter counts"}
             log.warning("evaluate: %s", out["cost"][method]["note"])
             continue
-        model = load(exp, system, results_dir, vocab)
+        model = load(spec, exp_name, system, results_dir, vocab)
         out["cost"][method] = parameter_counts(model, pairs)
         if system.top_w is not None:  # a sparsity sweep point: BLEU only (module docstring)
             continue
-        part = method_analyses(exp, model, method, prepared_dir, spm_dir, vocab, groups, out_dir)
+        part = method_analyses(spec, model, method, prepared_dir, spm_dir, vocab, groups, out_dir)
         if part["similarity"]:
             out["similarity"][method] = part["similarity"]
         out["figures"] += part["figures"]
-        if kinds.atp(resolve(exp.method_cfg, system.method)[0]) and en_xx:  # CLM Sec. 5.1: ATP, top-5
+        if kinds.atp(resolve(spec.method_cfg, system.method)[0]) and en_xx:  # CLM Sec. 5.1: ATP, top-5
             out["atp"][method] = atp_analysis(model, load_split(bin_dir, "test", en_xx, vocab), vocab,
-                                              exp.data.pivot, exp.decode.max_sentences)
+                                              spec.data.pivot, spec.decode.max_sentences)
     return out

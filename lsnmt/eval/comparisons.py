@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lsnmt.config import Experiment
+from lsnmt.config import EvaluateView
 from lsnmt.eval import degenerate
 from lsnmt.eval.scores import SACREBLEU_METRICS, build_metric
 from lsnmt.eval.significance import count_outcomes, no_verdict, paired_bootstrap
@@ -31,19 +31,19 @@ def name(pair: Pair) -> str:
     return f"{pair[0]}-{pair[1]}"
 
 
-def pooled_reason(exp: Experiment, records: Records, method: str, reference: str) -> str | None:
+def pooled_reason(spec: EvaluateView, records: Records, method: str, reference: str) -> str | None:
     """Why ``method`` and ``reference`` get no verdict on any direction (pooled output), or ``None``."""
-    metric = degenerate.bleu_metric(exp.evaluate.metrics)
+    metric = degenerate.bleu_metric(spec.evaluate.metrics)
     return degenerate.pair(degenerate.pooled_output(method, records[method], metric),
-                           degenerate.pooled_output(reference, records[reference], metric), exp.evaluate)
+                           degenerate.pooled_output(reference, records[reference], metric), spec.evaluate)
 
 
-def pair_test(exp: Experiment, metric: str, pair: Pair, method: str, reference: str,
+def pair_test(spec: EvaluateView, metric: str, pair: Pair, method: str, reference: str,
               hyps: Mapping[str, Mapping[Pair, list[str]]], refs: Mapping[Pair, list[str]], records: Records,
               pooled: str | None) -> dict[str, Any]:
     """One direction's paired bootstrap of ``method`` against ``reference``, or why there is none (``pooled``: the
     reason over all directions, if any)."""
-    cfg = exp.evaluate
+    cfg = spec.evaluate
     ours, theirs = records[method][pair], records[reference][pair]
     score_metric = degenerate.bleu_metric(cfg.metrics)
     why = pooled or degenerate.pair(degenerate.direction_output(method, ours, score_metric),
@@ -55,26 +55,26 @@ def pair_test(exp: Experiment, metric: str, pair: Pair, method: str, reference: 
                             alpha=cfg.significance)
 
 
-def tests(exp: Experiment, method: str, reference: str, hyps: Mapping[str, Mapping[Pair, list[str]]],
+def tests(spec: EvaluateView, method: str, reference: str, hyps: Mapping[str, Mapping[Pair, list[str]]],
           refs: Mapping[Pair, list[str]], records: Records, pooled: str | None) -> dict[str, Any]:
     """``{metric: {"outcomes", "directions"}}`` of ``method`` against ``reference`` on every direction."""
     out: dict[str, Any] = {}
-    for metric in (m for m in exp.evaluate.metrics if m in SACREBLEU_METRICS):
-        per = {name(p): pair_test(exp, metric, p, method, reference, hyps, refs, records, pooled) for p in refs}
+    for metric in (m for m in spec.evaluate.metrics if m in SACREBLEU_METRICS):
+        per = {name(p): pair_test(spec, metric, p, method, reference, hyps, refs, records, pooled) for p in refs}
         out[metric] = {"outcomes": count_outcomes(per), "directions": per}
     return out
 
 
-def comparisons(exp: Experiment, names: Sequence[str], hyps: Mapping[str, Mapping[Pair, list[str]]],
+def comparisons(spec: EvaluateView, names: Sequence[str], hyps: Mapping[str, Mapping[Pair, list[str]]],
                 refs: Mapping[Pair, list[str]], records: Records) -> dict[str, Any]:
     """Every ``evaluate.comparisons`` pair on one test set (module docstring)."""
     out: dict[str, Any] = {}
-    for method, reference in exp.evaluate.comparisons:
+    for method, reference in spec.evaluate.comparisons:
         key, entry = f"{method} vs {reference}", {"method": method, "reference": reference}
         missing = [s for s in (method, reference) if s not in names]
         if missing:
             out[key] = {**entry, "not_run": f"not evaluated in this run: {', '.join(missing)}"}
             continue
-        pooled = pooled_reason(exp, records, method, reference)
-        out[key] = {**entry, "degenerate": pooled, "tests": tests(exp, method, reference, hyps, refs, records, pooled)}
+        pooled = pooled_reason(spec, records, method, reference)
+        out[key] = {**entry, "degenerate": pooled, "tests": tests(spec, method, reference, hyps, refs, records, pooled)}
     return out

@@ -36,7 +36,7 @@ import numpy as np
 import sentencepiece as spm
 import torch
 
-from lsnmt.config import Experiment
+from lsnmt.config import EvaluateView
 from lsnmt.data.config import TagStyle
 from lsnmt.data.corpus import Vocab
 from lsnmt.data.encode import encode_lines
@@ -65,16 +65,16 @@ def read_multiway(prepared_dir: Path, corpus: str, languages: Sequence[str],
     return texts
 
 
-def encode_multiway(exp: Experiment, texts: Mapping[str, list[str]], spm_dir: Path,
+def encode_multiway(spec: EvaluateView, texts: Mapping[str, list[str]], spm_dir: Path,
                     corpus: str) -> dict[str, list[list[int]]]:
     """Token ids (without EOS) of every sentence, tagged as the source of ``lang -> pivot``."""
     sp = spm.SentencePieceProcessor(model_file=str(spm_dir / "spm.model"))
     names = json.loads((spm_dir / "symbols.json").read_text(encoding="utf-8"))["symbols"]
     symbols = {name: sp.piece_to_id(name) for name in names}
-    corpus_tag = next((s.tag for s in exp.data.sources if s.name == corpus), None)
+    corpus_tag = next((s.tag for s in spec.data.sources if s.name == corpus), None)
     out = {}
     for lang, lines in texts.items():
-        pre, suf = similarity_tags(exp.data.tags, lang, exp.data.pivot)
+        pre, suf = similarity_tags(spec.data.tags, lang, spec.data.pivot)
         out[lang] = encode_lines(sp, [add_tags(x, pre, suf, corpus_tag) for x in lines], symbols)
     return out
 
@@ -126,14 +126,14 @@ def similarity_search(embeddings: Mapping[str, np.ndarray], pivot: str) -> dict:
             "all": avg(list(acc))}
 
 
-def multiway_embeddings(exp: Experiment, model: torch.nn.Module, corpus: str, prepared_dir: Path, spm_dir: Path,
+def multiway_embeddings(spec: EvaluateView, model: torch.nn.Module, corpus: str, prepared_dir: Path, spm_dir: Path,
                         vocab: Vocab) -> dict[str, np.ndarray]:
     """Sentence embeddings of each language of a multi-way corpus (``evaluate.multiway_max_sentences`` each)."""
-    langs = [lang for lang in exp.data.languages if lang in vocab.languages]
-    texts = read_multiway(prepared_dir, corpus, langs, exp.evaluate.multiway_max_sentences)
-    ids = encode_multiway(exp, texts, spm_dir, corpus)
-    pivot = vocab.lang_id(exp.data.pivot) if exp.data.pivot in vocab.languages else None
+    langs = [lang for lang in spec.data.languages if lang in vocab.languages]
+    texts = read_multiway(prepared_dir, corpus, langs, spec.evaluate.multiway_max_sentences)
+    ids = encode_multiway(spec, texts, spm_dir, corpus)
+    pivot = vocab.lang_id(spec.data.pivot) if spec.data.pivot in vocab.languages else None
     return {lang: sentence_embeddings(model, ids[lang], vocab.lang_id(lang),
                                       vocab.lang_id(lang) if pivot is None else pivot, vocab,
-                                      exp.decode.max_tokens)
+                                      spec.decode.max_tokens)
             for lang in ids}

@@ -8,7 +8,7 @@ Every test set of ``data.test_sets`` is scored alike: the primary ``test`` (the 
 devtest in ``default``) and each held-out ``test.{corpus}`` (in-domain, disjoint from training:
 ``lsnmt.data.heldout``); an extra test set lies in a subfolder of its name (``lsnmt.data.layout``).
 
-Reads (``results_dir`` is ``results/{exp}``)::
+Reads (``results_dir`` is ``results/{spec}``)::
 
     {results_dir}/translate/{method}/{src}-{tgt}.hyp   detokenised hypotheses (first decode.max_sentences lines);
     {results_dir}/translate/{method}/{route}/…         those of another route
@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lsnmt.config import Experiment
+from lsnmt.config import EvaluateView
 from lsnmt.data.encode import split_tags
 from lsnmt.data.layout import PRIMARY_TEST, test_set_subdir
 from lsnmt.decode.translate import LENGTH_LIMIT, length_advice
@@ -81,12 +81,12 @@ def name(pair: Pair) -> str:
     return f"{pair[0]}-{pair[1]}"
 
 
-def check_setup(exp: Experiment) -> None:
+def check_setup(spec: EvaluateView) -> None:
     """Fail before any work when a configured metric cannot run (spBLEU model, COMET package)."""
-    for metric in exp.evaluate.metrics:
+    for metric in spec.evaluate.metrics:
         if metric.startswith("spbleu-"):
             require_spm_model(metric.removeprefix("spbleu-"))
-    if "comet" in exp.evaluate.metrics:
+    if "comet" in spec.evaluate.metrics:
         import_comet()
 
 
@@ -97,43 +97,43 @@ def untagged_sources(path: Path, spm_dir: Path, n: int) -> list[str]:
     return [split_tags(line, symbols)[1] for line in list(iter_lines(path))[:n]]
 
 
-def test_set_label(exp: Experiment, test_set: str) -> str:
+def test_set_label(spec: EvaluateView, test_set: str) -> str:
     """What a test set measures, for the summary: a held-out one is in-domain; the primary one is out-of-domain
     where none of its corpora is a training corpus."""
     if test_set != PRIMARY_TEST:
         return f"in-domain held-out ({test_set.removeprefix('test.')}, disjoint from training)"
-    tested = [s.name for s in exp.data.sources if "test" in s.splits]
-    trained = {s.name for s in exp.data.sources if "train" in s.splits}
+    tested = [s.name for s in spec.data.sources if "test" in s.splits]
+    trained = {s.name for s in spec.data.sources if "train" in s.splits}
     return (f"in-domain ({', '.join(tested)}, a training corpus)" if trained.intersection(tested) else
             f"out-of-domain ({', '.join(tested)}, no training corpus)")
 
 
-def score_one(exp: Experiment, pair: Pair, hyps: list[str], refs: list[str], lid: Any, test_dir: Path,
+def score_one(spec: EvaluateView, pair: Pair, hyps: list[str], refs: list[str], lid: Any, test_dir: Path,
               spm_dir: Path) -> dict[str, Any]:
     """The record of one (method, direction) of the test set in ``test_dir`` (``prepared/{test set}``)."""
-    cfg = exp.evaluate
+    cfg = spec.evaluate
     scores = score_direction(hyps, refs, pair[1], cfg.metrics, cfg.bleu_tokenize)
     if "comet" in cfg.metrics:
         srcs = untagged_sources(test_dir / f"{name(pair)}.src", spm_dir, len(hyps))
         scores["comet"] = comet_score(srcs, hyps, refs, cfg.comet_model, cfg.comet_batch_size)
     return {"direction": name(pair), "src": pair[0], "tgt": pair[1], "sentences": len(hyps),
-            "zero_shot": pair not in exp.data.train_pairs, "scores": scores,
+            "zero_shot": pair not in spec.data.train_pairs, "scores": scores,
             "length": degenerate.length(hyps, refs),
             "offtarget": offtarget.offtarget(offtarget.identify(lid, hyps), hyps, pair[1], cfg.lid_min_chars,
                                              ref_labels=offtarget.identify(lid, refs))}
 
 
-def significance(exp: Experiment, methods: Sequence[str], hyps: dict[str, dict[Pair, list[str]]],
+def significance(spec: EvaluateView, methods: Sequence[str], hyps: dict[str, dict[Pair, list[str]]],
                  refs: dict[Pair, list[str]], records: dict[str, dict[Pair, dict]],
                  flags: dict[str, Any]) -> dict[str, Any]:
     """Paired bootstrap of every method against ``evaluate.baseline``, per sacreBLEU metric and direction; none
     where the outputs are degenerate (``flags``: :func:`lsnmt.eval.degenerate.flags`), which get the reason."""
-    base = exp.evaluate.baseline
-    return {m: compare.tests(exp, m, base, hyps, refs, records, flags["pairs"].get(m))
+    base = spec.evaluate.baseline
+    return {m: compare.tests(spec, m, base, hyps, refs, records, flags["pairs"].get(m))
             for m in methods if m != base}
 
 
-def offtarget_summary(exp: Experiment, records: dict[str, dict[Pair, dict]], sets: dict[str, list[Pair]]) -> dict:
+def offtarget_summary(spec: EvaluateView, records: dict[str, dict[Pair, dict]], sets: dict[str, list[Pair]]) -> dict:
     """Pooled off-target rates per method, overall and per target language, on the zero-shot directions."""
     if "zero-shot" in sets:
         scope, pairs, note = "zero-shot", sets["zero-shot"], ""
@@ -148,7 +148,7 @@ def offtarget_summary(exp: Experiment, records: dict[str, dict[Pair, dict]], set
                               "per_language": {t: offtarget.pooled([r for r in results if r["tgt"] == t])
                                                for t in sorted({p[1] for p in pairs})}}
     return {"scope": scope, "directions": [name(p) for p in pairs], "note": note, "caveat": offtarget.LID_NOTE,
-            "lid_model": Path(exp.evaluate.lid_model).name if exp.evaluate.lid_model else "lid.176.ftz",
+            "lid_model": Path(spec.evaluate.lid_model).name if spec.evaluate.lid_model else "lid.176.ftz",
             "methods": per_method}
 
 
@@ -156,24 +156,24 @@ def scores_by_metric(records: dict[Pair, dict], metric: str) -> dict[Pair, float
     return {p: r["scores"][metric]["score"] for p, r in records.items()}
 
 
-def summarise(exp: Experiment, methods: Sequence[str], records: dict[str, dict[Pair, dict]],
+def summarise(spec: EvaluateView, exp_name: str, methods: Sequence[str], records: dict[str, dict[Pair, dict]],
               groups: tuple[dict[str, str], str], pairs: Sequence[Pair]) -> dict[str, Any]:
     """Averages, group averages and win ratios of every metric on ``pairs`` of one test set (``summary.json``
     without the significance and the analyses)."""
-    cfg = exp.evaluate
-    sets = aggregate.direction_sets(pairs, exp.data.train_pairs, exp.data.pivot)
+    cfg = spec.evaluate
+    sets = aggregate.direction_sets(pairs, spec.data.train_pairs, spec.data.pivot)
     metrics = [m for m in cfg.metrics if all(m in r["scores"] for recs in records.values() for r in recs.values())]
     baseline = cfg.baseline if cfg.baseline in methods else None
     first = records[methods[0]]
     summary: dict[str, Any] = {
-        "experiment": exp.name, "methods": list(methods), "baseline": baseline, "metrics": metrics,
+        "experiment": exp_name, "methods": list(methods), "baseline": baseline, "metrics": metrics,
         "signatures": {m: sorted({r["scores"][m]["signature"] for r in first.values()}) for m in metrics},
         "sentences": {name(p): first[p]["sentences"] for p in pairs},
         "direction_sets": {k: [name(p) for p in v] for k, v in sets.items()},
         "groups": {"source": groups[1], "languages": groups[0]},
         "scores": {m: {metric: aggregate.summarise(scores_by_metric(records[m], metric), sets, groups[0],
-                                                   exp.data.pivot) for metric in metrics} for m in methods},
-        "win_ratio": {}, "offtarget": offtarget_summary(exp, records, sets),
+                                                   spec.data.pivot) for metric in metrics} for m in methods},
+        "win_ratio": {}, "offtarget": offtarget_summary(spec, records, sets),
         "degenerate": degenerate.flags(cfg, records, baseline),
     }
     if baseline is None:
@@ -195,7 +195,7 @@ class Scored:
     records: dict[str, dict[Pair, dict]]
 
 
-def score_set(exp: Experiment, scored: Sequence[System], test_set: str, pairs: Sequence[Pair], lid: Any,
+def score_set(spec: EvaluateView, scored: Sequence[System], test_set: str, pairs: Sequence[Pair], lid: Any,
               results_dir: Path, prepared_dir: Path, spm_dir: Path) -> Scored:
     """Score every system on every direction of one test set against ``{prepared_dir}/{test set}/*.tgt``."""
     out = Scored({}, {}, {})
@@ -205,10 +205,10 @@ def score_set(exp: Experiment, scored: Sequence[System], test_set: str, pairs: S
         cut = at_length_limit(system.hyp_dir(results_dir, test_set))
         for pair in pairs:
             h, r = read_pair(system.hyp_dir(results_dir, test_set) / f"{name(pair)}.hyp",
-                             prepared_dir / test_set / f"{name(pair)}.tgt", exp.decode.max_sentences)
+                             prepared_dir / test_set / f"{name(pair)}.tgt", spec.decode.max_sentences)
             out.hyps[method][pair], out.refs[pair] = h, r
             out.records[method][pair] = {"method": method,
-                                         **score_one(exp, pair, h, r, lid, prepared_dir / test_set, spm_dir),
+                                         **score_one(spec, pair, h, r, lid, prepared_dir / test_set, spm_dir),
                                          "at_length_limit": None if cut is None else cut.get(name(pair))}
             log.info("evaluate %s %s %s: %s", test_set, method, name(pair), ", ".join(
                 f"{k} {v['score']:.2f}" for k, v in out.records[method][pair]["scores"].items()))
@@ -228,7 +228,7 @@ def at_length_limit(hyp_dir: Path) -> dict[str, int] | None:
     return {str(k): int(v) for k, v in counts.items()}
 
 
-def length_limit_summary(exp: Experiment, test_set: str, records: dict[str, dict[Pair, dict]]) -> dict[str, Any]:
+def length_limit_summary(spec: EvaluateView, test_set: str, records: dict[str, dict[Pair, dict]]) -> dict[str, Any]:
     """``{system: {"at_limit": total (None unless every direction has a count), "directions": [those with any]}}``
     on one test set; a warning per system with hypotheses at the limit (issue 18: the papers' fairseq default must
     cut none)."""
@@ -241,50 +241,52 @@ def length_limit_summary(exp: Experiment, test_set: str, records: dict[str, dict
         if cut:
             total = sum(r.get("sentences", 0) for r in recs.values())
             log.warning("evaluate %s %s: %d of %d hypotheses reached the length limit (%g x source + %d, capped by "
-                        "the model's positions) in %s: %s", test_set, method, cut, total, exp.decode.max_len_a,
-                        exp.decode.max_len_b, ", ".join(out[method]["directions"]),
-                        length_advice(cut, total, exp.train.max_steps))
+                        "the model's positions) in %s: %s", test_set, method, cut, total, spec.decode.max_len_a,
+                        spec.decode.max_len_b, ", ".join(out[method]["directions"]),
+                        length_advice(cut, total, spec.train.max_steps))
     return out
 
 
-def set_summary(exp: Experiment, names: Sequence[str], test_set: str, scored: Scored,
+def set_summary(spec: EvaluateView, exp_name: str, names: Sequence[str], test_set: str, scored: Scored,
                 groups: tuple[dict[str, str], str]) -> dict[str, Any]:
     """The summary of one test set: which it is, averages, groups, win ratio, degenerate output, significance,
     hypotheses at the length limit."""
-    summary = {"test_set": test_set, "label": test_set_label(exp, test_set),
-               **summarise(exp, names, scored.records, groups, list(scored.refs)),
-               "length_limit": length_limit_summary(exp, test_set, scored.records)}
-    summary["significance"] = (significance(exp, names, scored.hyps, scored.refs, scored.records,
+    summary = {"test_set": test_set, "label": test_set_label(spec, test_set),
+               **summarise(spec, exp_name, names, scored.records, groups, list(scored.refs)),
+               "length_limit": length_limit_summary(spec, test_set, scored.records)}
+    summary["significance"] = (significance(spec, names, scored.hyps, scored.refs, scored.records,
                                             summary["degenerate"]) if summary["baseline"] else {})
-    summary["comparisons"] = compare.comparisons(exp, names, scored.hyps, scored.refs, scored.records)
+    summary["comparisons"] = compare.comparisons(spec, names, scored.hyps, scored.refs, scored.records)
     return summary
 
 
-def evaluate(exp: Experiment, methods: tuple[str, ...], results_dir: Path, prepared_dir: Path, spm_dir: Path,
-             bin_dir: Path, out_dir: Path) -> dict:
-    """Score every system of the trained ``methods`` on every direction of every test set and write ``out_dir``
+def evaluate(spec: EvaluateView, exp_name: str, methods: tuple[str, ...], results_dir: Path, prepared_dir: Path,
+             spm_dir: Path, bin_dir: Path, out_dir: Path) -> dict:
+    """Score every system of the trained ``methods`` of experiment ``exp_name`` (``spec``: the sections it reads)
+    on every direction of every test set and write ``out_dir``
     (layout above); return the summary, whose ``methods`` are the systems' names."""
     if not methods:
         raise ValueError("evaluate needs at least one method")
-    if PRIMARY_TEST not in exp.data.test_sets:
-        raise ValueError(f"experiment {exp.name!r} has no evaluation direction (data.eval_directions)")
-    scored = [s for m in methods for s in systems(exp.method_cfg, m)]
-    check_setup(exp)
-    lid = offtarget.load_lid(exp.evaluate.lid_model)
-    groups = language_groups(exp.evaluate.resource_groups, prepared_dir / "report.json", exp.data.pivot,
-                             exp.evaluate.group_thresholds)
-    sets = {test_set: score_set(exp, scored, test_set, pairs, lid, results_dir, prepared_dir, spm_dir)
-            for test_set, pairs in exp.data.test_sets.items()}
+    if PRIMARY_TEST not in spec.data.test_sets:
+        raise ValueError(f"experiment {exp_name!r} has no evaluation direction (data.eval_directions)")
+    scored = [s for m in methods for s in systems(spec.method_cfg, m, f"experiments.{exp_name}.method_cfg")]
+    check_setup(spec)
+    lid = offtarget.load_lid(spec.evaluate.lid_model)
+    groups = language_groups(spec.evaluate.resource_groups, prepared_dir / "report.json", spec.data.pivot,
+                             spec.evaluate.group_thresholds)
+    sets = {test_set: score_set(spec, scored, test_set, pairs, lid, results_dir, prepared_dir, spm_dir)
+            for test_set, pairs in spec.data.test_sets.items()}
     names = tuple(s.name for s in scored)
-    summary = set_summary(exp, names, PRIMARY_TEST, sets[PRIMARY_TEST], groups)
-    summary["test_sets"] = {t: set_summary(exp, names, t, one, groups) for t, one in sets.items() if t != PRIMARY_TEST}
+    summary = set_summary(spec, exp_name, names, PRIMARY_TEST, sets[PRIMARY_TEST], groups)
+    summary["test_sets"] = {t: set_summary(spec, exp_name, names, t, one, groups)
+                            for t, one in sets.items() if t != PRIMARY_TEST}
     summary["systems"] = {s.name: {"method": s.method, "route": s.route, "top_w": s.top_w} for s in scored}
     with atomic_dir(out_dir) as tmp:
         for test_set, one in sets.items():
             for method, recs in one.records.items():
                 for pair, rec in recs.items():
                     write_json(tmp / method / test_set_subdir(test_set) / f"{name(pair)}.json", rec)
-        summary.update(analyses(exp, scored, results_dir, prepared_dir, spm_dir, bin_dir, groups[0], tmp))
+        summary.update(analyses(spec, exp_name, scored, results_dir, prepared_dir, spm_dir, bin_dir, groups[0], tmp))
         write_json(tmp / "summary.json", summary)
         with atomic_write(tmp / "summary.md") as fh:
             fh.write(markdown(summary))

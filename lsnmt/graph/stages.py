@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from lsnmt import paths as P
-from lsnmt.config import ClaimView, SearchView, TrainView, TranslateView
+from lsnmt.config import ClaimView, EvaluateView, SearchView, TrainView, TranslateView
 from lsnmt.data.config import DownloadView, EncodeView, PrepareView, SampleView, SpmView
 from lsnmt.tasks.config import TaskEvalView, TaskPrepView, TaskTrainView
 from lsnmt.typed import load_yaml
@@ -170,12 +170,10 @@ STAGES: tuple[Stage, ...] = (
                 "translate/<method>/<route>, a CLM top-w sweep point (sweep_top_w, CLM Figure 4) in "
                 "translate/<method>/w<w>",
            needs="translation", threads=("decode.cpu_threads", 2), job="gpu"),
-    Stage(name="evaluate", log="logs/{exp}/evaluate.log",
-          deps=(P.TRANSLATED, P.TRAINED, P.PREPARED, P.SPM,
-                P.BIN),
-          outs=(Out(P.EVALUATE, cache=False), *_metrics("evaluate")),
-          params=("data", "decode", "evaluate", "method_cfg"), jobs=("methods",), needs="translation",
-          threads=("evaluate.cpu_threads", 2)),
+    viewed(EvaluateView, name="evaluate", log="logs/{exp}/evaluate.log",
+           deps=(P.TRANSLATED, P.TRAINED, P.PREPARED, P.SPM, P.BIN),
+           outs=(Out(P.EVALUATE, cache=False), *_metrics("evaluate")), jobs=("methods",), needs="translation",
+           threads=("evaluate.cpu_threads", 2)),
     viewed(TaskPrepView, name="task_prep", log="logs/{exp}/task_prep.log", deps=(P.EMBEDDED,),
            outs=_outs(P.TASK_RAW, P.TASK_DATA), jobs=("tasks",), needs="tasks", local=True,
            note="fetches the tasks' datasets (download reads no task setting) and prepares them"),

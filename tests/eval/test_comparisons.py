@@ -29,8 +29,8 @@ def test_each_configured_comparison_is_tested_on_every_direction(tmp_path: Path)
     exp = experiment(comparisons=[["naive", "good"], ["good", "fd_ls"]], similarity_sets=[], tsne_sets=[])
     make_world(tmp_path / "w", exp, ("naive", "good"))
     root = tmp_path / "w"
-    summary = evaluate(exp, ("naive", "good"), root / "results", root / "prepared", root / "spm", root / "bin",
-                       tmp_path / "out")
+    summary = evaluate(exp, exp.name, ("naive", "good"), root / "results", root / "prepared", root / "spm",
+                       root / "bin", tmp_path / "out")
     done = summary["comparisons"]["naive vs good"]
     assert done["method"] == "naive" and done["reference"] == "good" and done["degenerate"] is None
     for metric in ("bleu", "chrf"):

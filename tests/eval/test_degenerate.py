@@ -55,7 +55,7 @@ def test_degenerate_pairs_get_no_verdict_and_healthy_ones_keep_theirs(tmp_path: 
         write(w.results / "translate" / "fd" / f"{s}-{t}.hyp", (x.split()[0] for x in refs))
         write(w.results / "translate" / "fd" / "ls" / f"{s}-{t}.hyp",
               (x.split()[0] + " " + _garbage(" ".join(x.split()[1:])) for x in refs))
-    summary = evaluate(exp, ("naive", "good", "fd"), w.results, w.prepared, w.spm, w.bin, tmp_path / "out")
+    summary = evaluate(exp, exp.name, ("naive", "good", "fd"), w.results, w.prepared, w.spm, w.bin, tmp_path / "out")
     flags, sig = summary["degenerate"], summary["significance"]
     assert 0 < summary["scores"]["fd_ls"]["bleu"]["averages"]["all"] < 1.0  # the fixture does what it says
     assert set(flags["systems"]) == {"naive", "fd", "fd_ls"} and "length ratio" in flags["systems"]["fd"]

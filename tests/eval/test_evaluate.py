@@ -32,7 +32,8 @@ def run(tmp_path: Path, out: str = "evaluate", data: dict | None = None, methods
     root = tmp_path / "world"
     if not root.exists():
         make_world(root, exp, METHODS)
-    summary = evaluate(exp, methods, root / "results", root / "prepared", root / "spm", root / "bin", tmp_path / out)
+    summary = evaluate(exp, exp.name, methods, root / "results", root / "prepared", root / "spm", root / "bin",
+                       tmp_path / out)
     return summary, tmp_path / out
 
 
@@ -90,7 +91,7 @@ def test_a_two_route_method_is_two_systems(tmp_path: Path) -> None:
     for s, t in exp.data.eval_pairs:  # the LS route: the references (good), the shared route: corrupted
         write(w.results / "translate" / "fd" / "ls" / f"{s}-{t}.hyp",
               (w.results / "translate" / "good" / f"{s}-{t}.hyp").read_text().splitlines())
-    summary = evaluate(exp, ("naive", "fd"), w.results, w.prepared, w.spm, w.bin, tmp_path / "out")
+    summary = evaluate(exp, exp.name, ("naive", "fd"), w.results, w.prepared, w.spm, w.bin, tmp_path / "out")
     assert summary["methods"] == ["naive", "fd", "fd_ls"]
     assert summary["scores"]["fd_ls"]["bleu"]["averages"]["all"] == pytest.approx(100.0)
     assert summary["scores"]["fd"]["bleu"]["averages"]["all"] < 50

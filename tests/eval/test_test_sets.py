@@ -75,7 +75,7 @@ def _world(tmp_path: Path):
 
 def test_evaluate_scores_the_held_out_set_beside_the_primary_one(tmp_path: Path) -> None:
     exp, w = _world(tmp_path)
-    summary = evaluate(exp, ("naive", "good", "fd"), w.results, w.prepared, w.spm, w.bin, tmp_path / "out")
+    summary = evaluate(exp, exp.name, ("naive", "good", "fd"), w.results, w.prepared, w.spm, w.bin, tmp_path / "out")
     out = tmp_path / "out"
     # the primary test set: as before, and says what it is
     assert summary["test_set"] == "test" and summary["label"] == "out-of-domain (flores, no training corpus)"
@@ -108,7 +108,7 @@ def test_evaluate_scores_the_held_out_set_beside_the_primary_one(tmp_path: Path)
 
 def test_summary_md_has_one_section_per_test_set(tmp_path: Path) -> None:
     exp, w = _world(tmp_path)
-    evaluate(exp, ("naive", "good", "fd"), w.results, w.prepared, w.spm, w.bin, tmp_path / "out")
+    evaluate(exp, exp.name, ("naive", "good", "fd"), w.results, w.prepared, w.spm, w.bin, tmp_path / "out")
     md = (tmp_path / "out" / "summary.md").read_text()
     primary = md.index("## Test set `test`: out-of-domain (flores, no training corpus)")
     held = md.index(f"## Test set `{HELD}`: in-domain held-out (bitext, disjoint from training)")

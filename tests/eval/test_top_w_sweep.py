@@ -107,7 +107,9 @@ def test_evaluate_scores_sweep_systems_and_reports_the_length_limit(
         record = {"max_len_a": 0.0, "max_len_b": 200, "at_limit": {p: cut.get(p, 0) for p in pairs}}
         (w.results / "translate" / method / LENGTH_LIMIT).write_text(json.dumps(record), encoding="utf-8")
     with caplog.at_level(logging.WARNING, logger="lsnmt.eval.summary"):
-        summary = evaluate(exp, ("naive", "good", "sclm"), w.results, w.prepared, w.spm, w.bin, tmp_path / "out")
+        summary = evaluate(
+            exp, exp.name, ("naive", "good", "sclm"), w.results, w.prepared, w.spm, w.bin, tmp_path / "out"
+        )
     assert summary["methods"] == ["naive", "good", "sclm", "sclm_w1"]
     assert summary["systems"]["sclm_w1"] == {"method": "sclm", "route": None, "top_w": 1}
     good = summary["scores"]["good"]["bleu"]["averages"]["all"]
