@@ -50,6 +50,12 @@ def test_a_viewed_stage_tracks_its_views_keys_and_its_module_loads_that_view() -
     assert tiny["lm_data"]["params"] == [f"experiments.${{experiment}}.{k}" for k in ("data", "spm", "lm_data")]
 
 
+def test_every_stage_of_an_experiment_reads_a_view() -> None:
+    """Issue 41 item 1: only the stages that read every experiment (``params``, ``report``) load the whole
+    params.yaml; train, translate, evaluate, search, task_train and the x-elm trainings did on the branch point."""
+    assert {s.name for s in STAGES if s.view is None} == {"params", "report"}
+
+
 def test_no_data_stage_imports_the_schema_or_code_of_what_it_does_not_read() -> None:
     """Code dependencies too (both front ends track the files a stage imports): ``download`` imports no task schema,
     ``lm_data`` neither the LMs' training schema (lsnmt/xelm/config.py) nor model or checkpoint code (on the branch
