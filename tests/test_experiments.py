@@ -45,8 +45,8 @@ def expected_jobs(name: str) -> dict[str, int]:
                     train=len(methods), translate=len(methods))
         if exp.search or name == PARAMS.experiment:  # a search it defines (params.yaml's own: always, as DVC)
             jobs.update(search=1)
-    if PARAMS.jobs_of(name, "tasks"):
-        jobs.update(download=1, task_prep=1, task_train=1, task_eval=1)
+    if PARAMS.jobs_of(name, "tasks"):  # task_prep fetches the tasks' datasets itself (no download)
+        jobs.update(task_prep=1, task_train=1, task_eval=1)
     if exp.xelm is not None:
         jobs.update(download=1, prepare=1, spm=1, lm_data=1, cluster=1, lm_seed=1, lm_lapt=1, lm_eval=1, lm_icl=1,
                     lm_expert=len(PARAMS.jobs_of(name, "xelm_experts")),
