@@ -113,6 +113,8 @@ def test_xelm_lm_jobs_launch_their_own_stage_and_name_the_xelm_section(monkeypat
     import importlib
     from types import SimpleNamespace
 
+    from lsnmt.runner.base import Job
+
     world = SimpleNamespace(gpus_per_node=2, nodes=1, world_size=2)
     cmd = launch.command(world, ["--experiment", "x"], env={}, python="py", flags=[], module="stages.lm_expert",
                          section="xelm")
@@ -131,10 +133,11 @@ def test_xelm_lm_jobs_launch_their_own_stage_and_name_the_xelm_section(monkeypat
         raise Relaunched(w, argv, module, section)
 
     xelm = SimpleNamespace()
-    exp = SimpleNamespace(name="x", xelm=xelm, lm_data=SimpleNamespace(init="scratch", targets=("az",)))
-    for name, call in {"lm_seed": lambda m: m._seed(exp, ["a"]), "lm_lapt": lambda m: m._lapt(exp, ["a"]),
-                       "lm_expert": lambda m: m._expert(exp, "e", ["a"]),
-                       "lm_hmr": lambda m: m._hmr(exp, "az", ["a"])}.items():
+    view = SimpleNamespace(xelm=xelm, lm_data=SimpleNamespace(init="scratch", targets=("az",)), targets=("az",))
+    for name, call in {"lm_seed": lambda m: m._seed(view, Job("x"), ["a"]),
+                       "lm_lapt": lambda m: m._lapt(view, Job("x"), ["a"]),
+                       "lm_expert": lambda m: m._expert(view, Job("x", item="e"), ["a"]),
+                       "lm_hmr": lambda m: m._hmr(view, Job("x", item="az"), ["a"])}.items():
         stage = importlib.import_module(f"stages.{name}")
         monkeypatch.setattr(stage.launch, "relaunch", relaunch)
         with pytest.raises(Relaunched) as got:
