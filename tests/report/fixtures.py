@@ -13,13 +13,14 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from lsnmt.config import Experiment
+from lsnmt.config import Experiment, Params
 from lsnmt.eval import aggregate
 from lsnmt.eval.degenerate import bleu_metric
 from lsnmt.eval.markdown import markdown
 from lsnmt.eval.significance import count_outcomes
 from lsnmt.io import write_json
 from lsnmt.xelm.perplexities import write_tsv
+from tests.conftest import ROOT
 
 Score = Callable[[str, str, str], float]
 """(method, src, tgt) -> score of one direction."""
@@ -104,3 +105,14 @@ def write_evaluate(results: Path, exp: Experiment, methods: list[str], score: Sc
 def write_json_file(path: Path, doc: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc), encoding="utf-8")
+
+
+def write_default_degenerate(results: Path) -> tuple[Params, list[str]]:
+    """``default``'s evaluation of every method on fixture scores (0.2 + index / 10 BLEU, every system flagged
+    below 1.0 BLEU) under ``results``: params.yaml and the methods."""
+    params = Params.load(ROOT / "params.yaml")
+    methods = list(params.methods_of("default"))
+    degenerate = {"systems": {m: "below 1.0 BLEU" for m in methods}}
+    write_evaluate(results, params.get("default"), methods, lambda m, s, t: 0.2 + methods.index(m) / 10,
+                   degenerate=degenerate)
+    return params, methods

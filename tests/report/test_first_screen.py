@@ -18,7 +18,7 @@ from lsnmt.io import write_json
 from lsnmt.report.build import report
 from lsnmt.report.headline import headline_md
 from lsnmt.report.runs import Results
-from tests.report.fixtures import write_evaluate
+from tests.report.fixtures import write_default_degenerate
 from tests.report.test_claim_report import _vs, claim_summary
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,13 +60,7 @@ def summary_with_caveats() -> dict[str, Any]:
 @pytest.fixture()
 def built(tmp_path: Path) -> tuple[Path, list]:
     """A whole report (``lsnmt.report.build.report``) on fixture results: evaluation, claim, run records."""
-    params = Params.load(ROOT / "params.yaml")
-    exp = params.get("default")
-    methods = list(params.methods_of("default"))
-    degenerate = {"systems": {m: "below 1.0 BLEU" for m in methods}}
-    write_evaluate(
-        tmp_path / "results", exp, methods, lambda m, s, t: 0.2 + methods.index(m) / 10, degenerate=degenerate
-    )
+    params, methods = write_default_degenerate(tmp_path / "results")
     write_json(tmp_path / "results" / "default" / "claim" / "summary.json", summary_with_caveats())
     write_json(
         tmp_path / "results" / "default" / "evaluate" / record.NAME, {**RECORD, "train": {m: RECORD for m in methods}}

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from lsnmt.config import Params
 from lsnmt.io import write_json
 from lsnmt.report.build import PAPERS, report
 from lsnmt.report.headline import headline_md, run_info
 from lsnmt.report.html import write_page
 from lsnmt.report.runs import Results
-from tests.report.fixtures import write_evaluate
+from tests.report.fixtures import write_default_degenerate
 from tests.report.test_claim_report import claim_summary
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,13 +38,7 @@ def _logs(root: Path) -> Path:
 
 @pytest.fixture()
 def site(tmp_path: Path) -> tuple[Results, Path, Path]:
-    params = Params.load(ROOT / "params.yaml")
-    exp = params.get("default")
-    methods = list(params.methods_of("default"))
-    degenerate = {"systems": {m: "below 1.0 BLEU" for m in methods}}
-    write_evaluate(
-        tmp_path / "results", exp, methods, lambda m, s, t: 0.2 + methods.index(m) / 10, degenerate=degenerate
-    )
+    params, methods = write_default_degenerate(tmp_path / "results")
     write_json(tmp_path / "results" / "default" / "claim" / "summary.json", claim_summary())
     return Results(params, tmp_path / "results", ROOT / "reports" / "params.csv"), tmp_path / "reports", _logs(tmp_path)
 
