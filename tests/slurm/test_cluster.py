@@ -28,11 +28,11 @@ from tests.wiring import commit_outputs_and_plan_a_sweep
 pytestmark = pytest.mark.slurm
 
 RULES = ["prepare", "sample", "spm", "encode", "search", *(["train"] * 2), *(["translate"] * 2), "evaluate",
-         "task_prep", "task_train", "lm_data", "cluster", "lm_seed", *(["lm_expert"] * len(CI_EXPERTS)), "lm_hmr",
+         "task_train", "lm_data", "cluster", "lm_seed", *(["lm_expert"] * len(CI_EXPERTS)), "lm_hmr",
          "lm_lapt", "lm_eval", "lm_icl", "claim"]
-"""Rules sent to SLURM (download, params, task_eval and report are local rules). The task stages have nothing
-to do in the CI params; they run all the same, writing their empty outputs, so that `dvc commit` finds every
-output of dvc.yaml's graph."""
+"""Rules sent to SLURM (download, task_prep, params, task_eval and report are local rules: download and task_prep
+fetch datasets, which a compute node may not reach). The task stages have nothing to do in the CI params; they
+run all the same, writing their empty outputs, so that `dvc commit` finds every output of dvc.yaml's graph."""
 ONE_GPU = ("translate", "search", "task_train", "lm_seed", "lm_expert", "lm_hmr", "lm_lapt", "lm_eval", "lm_icl")
 
 
