@@ -26,11 +26,11 @@ from torch import Tensor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lsnmt.config import ModelConfig
 from lsnmt.decode.beam import beam_search
 from lsnmt.decode.common import Seq2Seq
 from lsnmt.typed import build
 from models.build import build_transformer
+from models.config.model import ModelConfig
 from models.lang import LangContext
 from models.transformer import EncoderOut, Transformer
 

@@ -52,14 +52,15 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lsnmt.config import ModelConfig, Params
 from lsnmt.data.corpus import Sample
 from lsnmt.decode.beam import beam_search
+from lsnmt.experiment.params import Params
 from lsnmt.methods import resolve, with_route
 from lsnmt.train.loss import default_criterion
 from lsnmt.typed import build as build_config
 from models.build import build_transformer
 from models.config.kinds import routes
+from models.config.model import ModelConfig
 from models.lang import LangContext
 from models.ls import criterion
 from models.ls.lsl import LSLConfig

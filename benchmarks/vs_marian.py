@@ -36,10 +36,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.train_speed import EOS, PAD, SMALL, TINY, Size, marian_mt, time_steps
-from lsnmt.config import ModelConfig
-from lsnmt.decode import beam_search
+from lsnmt.decode.beam import beam_search
 from lsnmt.typed import build
 from models.build import build_transformer
+from models.config.model import ModelConfig
 from models.lang import LangContext
 from models.transformer import Transformer
 
