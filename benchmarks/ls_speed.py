@@ -24,7 +24,7 @@ machine load hits all of them; printed per method: the median over rounds of the
 and its range, beside the issue's target (a GPU figure: H100/H200, ``transformer_big`` bf16, 4,096 tokens; on a
 CPU the ratios show the compute, not the host-device synchronisations a GPU waits on).
 
-Decoding (``--decode-sentences`` > 0): beam 5 through ``lsnmt.decode.beam_search`` (what ``translate`` runs) of
+Decoding (``--decode-sentences`` > 0): beam 5 through ``lsnmt.decode.beam.beam_search`` (what ``translate`` runs) of
 each route of each method (FD and LMS+FD: both), EOS banned until ``--decode-steps`` tokens and forced there so
 that every model decodes the same tokens; target tokens per second, median over rounds, and the ratio to naive.
 ``--profile NAME`` prints where one update of NAME spends its time (torch.profiler, self time per op) instead, and
