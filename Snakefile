@@ -22,7 +22,7 @@ import os
 import sys
 
 sys.path.insert(0, workflow.basedir)
-from lsnmt.config import Params  # noqa: E402  (light: no torch)
+from lsnmt.experiment.params import Params  # noqa: E402  (light: no torch)
 from lsnmt.graph.snakemake import NAME_WILDCARD, Rules, code, params  # noqa: E402  (the rules, from the stage table)
 from lsnmt.graph.stages import STAGES  # noqa: E402
 from lsnmt.runner.launch import job_resources  # noqa: E402
@@ -60,7 +60,7 @@ EXP = config["experiment"]
 
 
 def jobs_of(exp, key):
-    """Job list `key` of experiment `exp` (lsnmt.config.Params.jobs_of): methods, tasks, task_methods,
+    """Job list `key` of experiment `exp` (lsnmt.experiment.params.Params.jobs_of): methods, tasks, task_methods,
     xelm_experts, xelm_targets."""
     return list(PARAMS.jobs_of(exp, key))
 

@@ -28,10 +28,10 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lsnmt.config import ModelConfig
 from lsnmt.decode.beam import beam_search
 from lsnmt.typed import build
 from models.build import build_transformer
+from models.config.model import ModelConfig
 from models.lang import LangContext
 from models.ls.adapter import AdapterConfig
 from models.ls.clm import CLMConfig

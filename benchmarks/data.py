@@ -113,7 +113,7 @@ STAGES: dict[str, tuple[str, str, str, str]] = {
     ),
     "tfidf": (
         XELM,
-        "from lsnmt.config import Experiment\nimport shutil\nfrom threadpoolctl import "
+        "from lsnmt.experiment.params import Experiment\nimport shutil\nfrom threadpoolctl import "
         "threadpool_limits\nfrom lsnmt.xelm.cluster import run_tfidf\nfrom lsnmt.xelm.lmdata import load_meta",
         TFIDF_CALL,
         "Experiment",

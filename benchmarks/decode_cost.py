@@ -28,10 +28,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from lsnmt import paths as P
-from lsnmt.config import Params
 from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.decode.translate import load_model
 from lsnmt.eval.cost import decoding_speed, parameter_counts
+from lsnmt.experiment.params import Params
 
 
 def main(argv: list[str] | None = None) -> None:

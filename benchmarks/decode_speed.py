@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/decode_speed.py --tiny --beam 2 --batch 2 --length 3 --repeats 1   # the test
 
 Both runs use the same model, the same sources and the same search code
-(lsnmt.decode.beam_search); the reference only swaps the key/value cache for
+(lsnmt.decode.beam.beam_search); the reference only swaps the key/value cache for
 a stand-in that keeps the whole prefix and re-runs the decoder on it at every
 step (what decoding without a cache costs). EOS is banned until ``length``
 tokens and forced there, so both produce exactly ``batch * length`` tokens.
@@ -26,11 +26,11 @@ from torch import Tensor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lsnmt.config import ModelConfig
 from lsnmt.decode.beam import beam_search
 from lsnmt.decode.common import Seq2Seq
 from lsnmt.typed import build
 from models.build import build_transformer
+from models.config.model import ModelConfig
 from models.lang import LangContext
 from models.transformer import EncoderOut, Transformer
 

@@ -51,8 +51,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from warmup import warm_up
 
-from lsnmt.config import Experiment, Params
 from lsnmt.data.shards import ShardWriter
+from lsnmt.experiment.params import Experiment, Params
 from lsnmt.io import write_json
 from lsnmt.train.batching import BatchStream
 from lsnmt.train.curve import Meters

@@ -24,7 +24,7 @@ machine load hits all of them; printed per method: the median over rounds of the
 and its range, beside the issue's target (a GPU figure: H100/H200, ``transformer_big`` bf16, 4,096 tokens; on a
 CPU the ratios show the compute, not the host-device synchronisations a GPU waits on).
 
-Decoding (``--decode-sentences`` > 0): beam 5 through ``lsnmt.decode.beam_search`` (what ``translate`` runs) of
+Decoding (``--decode-sentences`` > 0): beam 5 through ``lsnmt.decode.beam.beam_search`` (what ``translate`` runs) of
 each route of each method (FD and LMS+FD: both), EOS banned until ``--decode-steps`` tokens and forced there so
 that every model decodes the same tokens; target tokens per second, median over rounds, and the ratio to naive.
 ``--profile NAME`` prints where one update of NAME spends its time (torch.profiler, self time per op) instead, and
@@ -52,14 +52,15 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lsnmt.config import ModelConfig, Params
 from lsnmt.data.corpus import Sample
 from lsnmt.decode.beam import beam_search
+from lsnmt.experiment.params import Params
 from lsnmt.methods import resolve, with_route
 from lsnmt.train.loss import default_criterion
 from lsnmt.typed import build as build_config
 from models.build import build_transformer
 from models.config.kinds import routes
+from models.config.model import ModelConfig
 from models.lang import LangContext
 from models.ls import criterion
 from models.ls.lsl import LSLConfig

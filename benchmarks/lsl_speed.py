@@ -37,10 +37,10 @@ from torch import nn
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lsnmt.config import ModelConfig
 from lsnmt.decode.beam import beam_search
 from lsnmt.train.loss import default_criterion
 from models.build import build_transformer
+from models.config.model import ModelConfig
 from models.lang import LangContext
 from models.ls.lsl import LSLConfig, LSLSearchConfig, search_factories
 from models.param_count import inference_params, train_params

@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from lsnmt.config import Experiment
+from lsnmt.experiment.params import Experiment
 from models.presets import resolve_dims
 
 

@@ -41,8 +41,8 @@ sys.path.insert(0, str(ROOT))
 
 import models.lang
 import models.tiles
-from lsnmt.config import Experiment, Params
 from lsnmt.data.corpus import Sample
+from lsnmt.experiment.params import Experiment, Params
 from lsnmt.methods import resolve
 from lsnmt.train.dist import Dist
 from lsnmt.train.loss import default_criterion

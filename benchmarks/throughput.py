@@ -58,8 +58,8 @@ from marian_model import marian_update
 from torch.utils.flop_counter import FlopCounterMode
 from warmup import Deadline, fitting, warm_up
 
-from lsnmt.config import Experiment, Params
 from lsnmt.data.shards import ShardWriter
+from lsnmt.experiment.params import Experiment, Params
 from lsnmt.io import write_json
 from lsnmt.train.curve import Meters
 from lsnmt.train.dist import Dist

@@ -47,9 +47,9 @@ from torch import nn
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lsnmt.config import Experiment
 from lsnmt.data.corpus import Sample, Vocab, collate, load_split
 from lsnmt.data.shards import ShardWriter
+from lsnmt.experiment.params import Experiment
 from lsnmt.io import write_json
 from lsnmt.train.batching import BatchStream, Pool
 from lsnmt.train.curve import Meters

@@ -10,7 +10,7 @@ embeddings, an 8,000-token vocabulary, dropout 0.1 (training), same random sourc
   AdamW step) on ``--steps`` batches of 64 sentences x 30 tokens; AdamW (foreach) for both;
 * greedy and beam-5 decoding of 32 sentences (sources of 10-40 tokens) x 40 generated tokens: EOS is banned
   for 40 tokens and forced after them, so both decode 41 steps per sentence. The project decodes through
-  ``lsnmt.decode.beam_search`` (what ``translate`` calls; beam 1 runs greedy search), Marian through ``generate``.
+  ``lsnmt.decode.beam.beam_search`` (what ``translate`` calls; beam 1 runs greedy search), Marian through ``generate``.
 
 Each repeat times the project and Marian back to back (the order alternates between repeats) and gives one
 ratio ``t_marian / t_project`` (> 1: the project is faster); printed: the median ratio over repeats and its
@@ -36,10 +36,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.train_speed import EOS, PAD, SMALL, TINY, Size, marian_mt, time_steps
-from lsnmt.config import ModelConfig
-from lsnmt.decode import beam_search
+from lsnmt.decode.beam import beam_search
 from lsnmt.typed import build
 from models.build import build_transformer
+from models.config.model import ModelConfig
 from models.lang import LangContext
 from models.transformer import Transformer
 

@@ -40,7 +40,7 @@ def run(args: list[str]) -> None:
 
 
 def status() -> int:
-    from lsnmt.config import Params
+    from lsnmt.experiment.params import Params
 
     root = _root()
     params = Params.load(root / "params.yaml")
@@ -80,14 +80,14 @@ def report() -> int:
 def config_show(name: str) -> int:
     import yaml
 
-    from lsnmt.config import JOB_LISTS, Params
+    from lsnmt.experiment.params import JOB_LISTS, Params
     from lsnmt.typed import to_dict
 
     params = Params.load(_root() / "params.yaml")
     exp = params.get(name)
     data = {k: v for k, v in to_dict(exp).items() if k != "name"}
     data["jobs"] = {k: list(params.jobs_of(name, k)) for k in JOB_LISTS}
-    print(f"# experiment {name}: every setting, defaults included (params.yaml sets some, lsnmt/config.py the rest)")
+    print(f"# experiment {name}: every setting, defaults included (params.yaml sets some, the typed sections the rest)")
     print(yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=120, allow_unicode=True), end="")
     return 0
 

@@ -13,7 +13,7 @@ import signal
 
 class Interrupted(RuntimeError):
     """Training stopped on a signal after saving ``last.pt``; running again resumes (``lsnmt.train.loop``; a stage
-    exits ``128 + signal``: ``lsnmt.runner.stage.guarded``)."""
+    exits ``128 + signal``: ``lsnmt.runner.base.guarded``)."""
 
     def __init__(self, signum: int, step: int) -> None:
         super().__init__(
@@ -30,7 +30,7 @@ class OutOfMemory(MemoryError):
 
 class StopSignal(BaseException):
     """SIGTERM / SIGUSR1 outside a training loop's updates (set-up, evaluation, between units): raised by the
-    stage's handler (``lsnmt.runner.stage.guarded``); a ``BaseException``, so that no ``except Exception`` takes
+    stage's handler (``lsnmt.runner.base.guarded``); a ``BaseException``, so that no ``except Exception`` takes
     it for an error of the code it interrupts."""
 
     def __init__(self, signum: int) -> None:
@@ -47,7 +47,7 @@ _EARLY: list[int] = []
 
 def note_stop_signals() -> None:
     """Record SIGTERM / SIGUSR1 from a stage's very start (its imports take seconds: torch) until its handler
-    takes over (``lsnmt.runner.stage.guarded``), which then stops at once (:func:`pending_stop`)."""
+    takes over (``lsnmt.runner.base.guarded``), which then stops at once (:func:`pending_stop`)."""
     for sig in (signal.SIGTERM, signal.SIGUSR1):
         signal.signal(sig, lambda signum, _frame: _EARLY.append(signum))
 

@@ -8,8 +8,9 @@ the stage table's ``params`` of the stage (:mod:`lsnmt.graph.stages`), so what r
 is what its view reads and nothing else.
 
 :func:`load_view` is the one loader: it reads those keys only (the other sections are neither read nor checked;
-``lsnmt.config.Params.load`` checks the whole file for the graph) and names the file and key path in every error;
-:func:`job_list` reads a job list the experiment may set for itself (``tasks``: its own, else the top-level one).
+``lsnmt.experiment.params.Params.load`` checks the whole file for the graph) and names the file and key path in every
+error; :func:`job_list` reads a job list the experiment may set for itself (``tasks``: its own, else the top-level
+one).
 """
 
 from __future__ import annotations

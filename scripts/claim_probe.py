@@ -27,7 +27,8 @@ import torch
 import yaml
 
 from lsnmt.claim import measure, stats, task
-from lsnmt.config import ClaimConfig, Params
+from lsnmt.claim.config import ClaimConfig
+from lsnmt.experiment.params import Params
 from lsnmt.typed import build, to_dict
 
 LISTS = ("languages", "reverse", "scramble")
@@ -76,8 +77,8 @@ def main(argv: list[str] | None = None) -> None:
         task.write_data(cfg, bin_dir)
     for steps in args.steps:
         budget = dataclasses.replace(cfg.train, max_steps=steps, validate_every=steps, save_every=steps)
-        exp = task.experiment(args.experiment, dataclasses.replace(cfg, train=budget),
-                               task.Job(args.system, method, args.seed))
+        exp = task.spec(args.experiment, dataclasses.replace(cfg, train=budget),
+                        task.Job(args.system, method, args.seed))
         start = time.process_time()
         model = measure.train_job(exp, method, bin_dir, args.work / "job")
         refs = measure.references(exp, bin_dir)

@@ -28,9 +28,9 @@ import torch
 import yaml
 
 from lsnmt import paths as P
-from lsnmt.config import Experiment, Params
 from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.decode.translate import load_model, translate_direction
+from lsnmt.experiment.params import Experiment, Params
 from lsnmt.io import iter_lines
 from lsnmt.train.method import train_method
 

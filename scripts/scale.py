@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lsnmt.config import JOB_LISTS, Params
+from lsnmt.experiment.params import JOB_LISTS, Params
 
 SCALES = {"cpu": "default", "gpu": "default_gpu"}
 GPU_SLOTS = 4

@@ -3,7 +3,7 @@
 
 Run so (``sys.argv[0]`` is ``-m`` while Python imports this package, before the stage's module), a stage notes
 SIGTERM / SIGUSR1 from its very start: its imports take seconds (torch), and a signal then would kill it outright;
-its handler stops it cleanly, exit 128 + the signal, once its work begins (:func:`lsnmt.runner.stage.guarded`). Imported
+its handler stops it cleanly, exit 128 + the signal, once its work begins (:func:`lsnmt.runner.base.guarded`). Imported
 otherwise (the tests), it changes nothing.
 """
 

@@ -6,13 +6,13 @@ Trains naive and every method of ``experiments.<exp>.claim`` on the synthetic ta
 ``work/{exp}/claim``), writes ``results/{exp}/claim/{summary.json,summary.md,figure.png,figure.pdf}`` and one DVC
 metrics file per claim, ``results/{exp}/metrics/claim/{system}-vs-{baseline}.json`` (lsnmt.eval.metrics); an
 experiment without a ``claim`` section gets a summary saying "not configured". Reads ``claim`` only
-(:class:`lsnmt.config.ClaimView`).
+(:class:`lsnmt.claim.config.ClaimView`).
 """
 
 from lsnmt import paths as P
 from lsnmt import record
+from lsnmt.claim.config import ClaimView
 from lsnmt.claim.run import run_claim
-from lsnmt.config import ClaimView
 from lsnmt.eval.metrics import claim_rows, write_metrics
 from lsnmt.runner.base import Job, run_stage
 

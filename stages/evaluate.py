@@ -2,7 +2,7 @@
 
     python -m stages.evaluate --experiment default --log logs/default/evaluate.log
 
-Reads :class:`lsnmt.config.EvaluateView` only (``data``, ``model``, ``train``, ``decode``, ``evaluate``,
+Reads :class:`lsnmt.eval.config.EvaluateView` only (``data``, ``model``, ``train``, ``decode``, ``evaluate``,
 ``method_cfg``). Writes ``results/{exp}/evaluate/{method}/{src}-{tgt}.json`` (every metric with its sacreBLEU
 signature; an extra test set such as the held-out ``test.tatoeba`` in ``{method}/test.tatoeba/``),
 ``summary.json`` (the extra test sets under ``test_sets``) and ``summary.md``, and the numbers DVC declares as
@@ -14,7 +14,7 @@ import torch
 
 from lsnmt import paths as P
 from lsnmt import record
-from lsnmt.config import EvaluateView
+from lsnmt.eval.config import EvaluateView
 from lsnmt.eval.metrics import mt_rows, write_metrics
 from lsnmt.eval.summary import evaluate
 from lsnmt.runner.base import Job, run_stage

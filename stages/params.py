@@ -16,10 +16,10 @@ import csv
 import logging
 
 from lsnmt import paths as P
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.io import atomic_write
 from lsnmt.report.paper_counts import COLUMNS, format_table, param_table
-from lsnmt.runner.stage import guarded, setup_logging
+from lsnmt.runner.base import guarded, setup_logging
 
 OUT = P.PARAMS_CSV
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 import dataclasses
 
 from lsnmt import paths as P
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
+from lsnmt.experiment.stage import stage_args
 from lsnmt.report.build import report
 from lsnmt.report.runs import Results
-from lsnmt.runner.stage import guarded, stage_args
+from lsnmt.runner.base import guarded
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -2,7 +2,7 @@
 
     python -m stages.search --experiment default --log logs/default/search.log
 
-Reads :class:`lsnmt.config.SearchView` only (``data``, ``model``, ``train``, ``search``). Runs resume from
+Reads :class:`lsnmt.train.config.SearchView` only (``data``, ``model``, ``train``, ``search``). Runs resume from
 ``work/{exp}/search/{name}/seed{s}``; the weights, the selected architectures and Figure 3 go to
 ``results/{exp}/search`` (only ``index.json`` when ``experiments.<exp>.search`` is empty), which every train job
 declares as an input (LSL-NAS methods read their layout there).
@@ -12,9 +12,9 @@ import torch
 
 from lsnmt import paths as P
 from lsnmt import record
-from lsnmt.config import SearchView
 from lsnmt.runner.base import Job, run_stage
 from lsnmt.train.arch_search import run_search
+from lsnmt.train.config import SearchView
 
 VIEW = SearchView
 

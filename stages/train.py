@@ -2,7 +2,7 @@
 
     python -m stages.train --experiment default --method naive --log logs/default/train/naive.log
 
-Reads :class:`lsnmt.config.TrainView` only: ``data``, ``model``, ``train`` and the method's own entry
+Reads :class:`lsnmt.train.config.TrainView` only: ``data``, ``model``, ``train`` and the method's own entry
 (``method_cfg.<method>``).
 Resumable state lives in ``work/{exp}/ckpt/{method}`` (undeclared: the front ends delete declared
 outputs before a run); the finished model, its curve (``curve.tsv``, drawn as ``curve.png``:
@@ -22,10 +22,10 @@ import torch
 
 from lsnmt import paths as P
 from lsnmt import record
-from lsnmt.config import TrainView
 from lsnmt.runner import launch
 from lsnmt.runner.base import Each, Job, run_stage
 from lsnmt.train import curve_plot
+from lsnmt.train.config import TrainView
 from lsnmt.train.method import train_method
 from lsnmt.view import job_list
 

@@ -4,14 +4,14 @@ a test set other than ``test`` goes into a subfolder of its name (``…/{method}
 
     python -m stages.translate --experiment default --method naive --log logs/default/translate/naive.log
 
-Reads :class:`lsnmt.config.TranslateView` only: ``data``, ``model``, ``decode``, ``train`` and the method's own
+Reads :class:`lsnmt.decode.config.TranslateView` only: ``data``, ``model``, ``decode``, ``train`` and the method's own
 entry (``method_cfg.<method>``).
 """
 
 import torch
 
 from lsnmt import paths as P
-from lsnmt.config import TranslateView
+from lsnmt.decode.config import TranslateView
 from lsnmt.decode.translate import translate_method
 from lsnmt.runner.base import Each, Job, run_stage
 from lsnmt.view import job_list

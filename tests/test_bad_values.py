@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.typed import ConfigError, load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent

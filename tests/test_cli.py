@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.typed import to_dict
 
 from .conftest import ROOT, copy_repo, venv_env

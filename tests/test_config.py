@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.typed import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent

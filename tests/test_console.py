@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lsnmt.runner import stage as cli
+from lsnmt.runner import base as cli
 from lsnmt.runner.console import CONSOLE, ETA, STEP, ConsoleFilter, console_handler, stage_clock
 from lsnmt.runner.progress import Progress, progress
 
@@ -171,7 +171,7 @@ def test_a_stage_prints_start_and_end_and_logs_the_rest(tmp_path: Path) -> None:
     """Through the stage runner: the console has the start and end lines, the log file every line too."""
     script = (
         "import logging, sys\n"
-        "from lsnmt.runner import stage as cli\n"
+        "from lsnmt.experiment import stage as cli\n"
         "cli.run('probe', lambda exp: logging.getLogger('lsnmt.x').info('detail'), sys.argv[1:])\n"
     )
     log = tmp_path / "probe.log"

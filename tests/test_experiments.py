@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 
 from .conftest import ROOT, copy_repo, venv_env
 

@@ -16,7 +16,7 @@ import pytest
 import torch
 import yaml
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.gpucheck import check, report, steps, trainings, trainlog
 from lsnmt.gpucheck.order import ordered, producers, stages_for
 from lsnmt.gpucheck.plan import TRAINED, TRANSLATED, check_params, cpu_plan, gpu_plan

@@ -28,7 +28,7 @@ def test_each_dvc_stage_tracks_exactly_its_keys() -> None:
     exp = "experiments.default"
     assert tracked["train@lms"] == {f"{exp}.{k}" for k in ("data", "model", "train", "method_cfg.lms")}
     assert tracked["train@naive"] == {f"{exp}.{k}" for k in ("data", "model", "train", "method_cfg.naive")}
-    # translate reads train's max_target_positions (the hypotheses' cap) and max_steps (lsnmt.config.TranslateView)
+    # translate reads train's max_target_positions (the hypotheses' cap) and max_steps (TranslateView)
     assert tracked["translate@lms"] == {f"{exp}.{k}" for k in ("data", "model", "decode", "method_cfg.lms", "train")}
     assert not any("method_cfg" in p or ".model" in p for p in tracked["download"])
     assert f"{exp}.evaluate.metrics" in tracked["download"]  # it fetches the spBLEU model the metrics name
@@ -104,7 +104,7 @@ def test_translate_plans_every_system_of_a_method_with_a_top_w_sweep() -> None:
     import yaml
 
     from lsnmt import methods
-    from lsnmt.config import Params
+    from lsnmt.experiment.params import Params
     from lsnmt.graph.stages import BY_NAME
     from models.config import kinds
 

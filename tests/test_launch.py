@@ -11,8 +11,8 @@ import pytest
 import torch
 import yaml
 
-from lsnmt.config import TrainConfig
 from lsnmt.runner import launch
+from lsnmt.train.config import TrainConfig
 from lsnmt.typed import ConfigError, build
 from tests.conftest import ROOT
 from tests.train.helpers import TINY_MODEL, make_bin

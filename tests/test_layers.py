@@ -1,7 +1,8 @@
 """Strict layers (issue 17): leaves (``lsnmt.typed``, ``lsnmt.io``, ``lsnmt.stops``, ``lsnmt.languages``) <-
-``models`` (with its own torch-free configs, ``models/config``) <- ``lsnmt.config`` (schema) <- methods / search /
-train / eval <- stages. Read from the source (every import statement, function-local ones included). No
-function-local import dodges a cycle: what two modules share lives in the lower one."""
+``models`` (with its own torch-free configs, ``models/config``) <- the sections (each in the folder that reads it)
+<- ``lsnmt.experiment.params`` (the whole schema) <- stages. Read from the source (every import statement,
+function-local ones included). No function-local import dodges a cycle: what two modules share lives in the lower
+one."""
 
 from __future__ import annotations
 
@@ -39,14 +40,20 @@ def test_model_configs_are_torch_free() -> None:
 
 
 def test_the_schema_imports_no_method_search_train_or_eval_code() -> None:
-    files = module_files("lsnmt.config")
-    assert not [f for f in files if f.startswith(("lsnmt/train", "lsnmt/eval", "lsnmt/decode", "models/ls/"))
-                or f in ("lsnmt/methods.py", "lsnmt/train/arch_search.py")], files
+    """Of the training, decoding, scoring and claim folders the schema imports their sections only (each folder's
+    ``config.py`` and its empty ``__init__.py``)."""
+    files = module_files("lsnmt.experiment.params")
+    code = [f for f in files if f.startswith(("lsnmt/train", "lsnmt/eval", "lsnmt/decode", "lsnmt/claim", "models/ls/"))
+            and not f.endswith(("/config.py", "/__init__.py"))]
+    assert not code, code
+    inits = [ROOT / f for f in files if f.startswith(("lsnmt/train/", "lsnmt/eval/", "lsnmt/decode/", "lsnmt/claim/"))
+             and f.endswith("/__init__.py")]
+    assert inits and not [p for p in inits if _ours(p, "lsnmt") | _ours(p, "models")], inits
 
 
 def test_loading_params_imports_no_torch() -> None:
-    code = ("import sys, lsnmt.config; assert 'torch' not in sys.modules\n"
-            "lsnmt.config.Params.load('params.yaml'); lsnmt.config.Params.load('tests/fixtures/params.tiny.yaml')\n"
+    code = ("import sys, lsnmt.experiment.params as p; assert 'torch' not in sys.modules\n"
+            "p.Params.load('params.yaml'); p.Params.load('tests/fixtures/params.tiny.yaml')\n"
             "assert 'torch' not in sys.modules, 'loading params.yaml imported torch'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
@@ -74,11 +81,13 @@ def test_no_function_local_import_dodges_a_cycle() -> None:
 
 
 def test_the_schema_checks_source_kinds_without_the_catalogue() -> None:
-    """lsnmt.config reads the kinds' splits from the leaf table the catalogue is built with (no import cycle)."""
+    """lsnmt.experiment.params reads the kinds' splits from the leaf table the catalogue is built with (no import
+    cycle), and of lsnmt/eval the evaluate section only."""
     from lsnmt.data.source_kinds import SOURCE_SPLITS
     from lsnmt.data.sources import SOURCES
 
-    assert not [f for f in module_files("lsnmt.config") if f.startswith(("lsnmt/data/sources/", "lsnmt/eval/"))]
+    assert not [f for f in module_files("lsnmt.experiment.params") if f.startswith("lsnmt/data/sources/")
+                or (f.startswith("lsnmt/eval/") and f not in ("lsnmt/eval/config.py", "lsnmt/eval/__init__.py"))]
     assert {k: s.splits for k, s in SOURCES.items()} == SOURCE_SPLITS
     assert not _ours(ROOT / "lsnmt" / "data" / "source_kinds.py", "lsnmt")
     assert "lsnmt/eval/scores.py" not in module_files("lsnmt.data.spbleu")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lsnmt import methods
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.report.runs import DEFAULTS
 from lsnmt.train.arch_search import searches
 from lsnmt.typed import ConfigError

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from lsnmt import methods
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.typed import ConfigError
 from models.config.kinds import KINDS
 from models.ls import criterion

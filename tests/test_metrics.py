@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from lsnmt import paths as P
-from lsnmt.config import Params
 from lsnmt.eval.metrics import (
     claim_rows,
     mt_rows,
@@ -28,6 +27,7 @@ from lsnmt.eval.metrics import (
     xelm_icl_rows,
     xelm_ppl_rows,
 )
+from lsnmt.experiment.params import Params
 from lsnmt.train import curve_plot
 from lsnmt.train.curve import Curve
 from tests.report.fixtures import write_evaluate

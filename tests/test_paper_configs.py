@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.io import DataError
 from lsnmt.report.paper_counts import COLUMNS, COUNTS, load, load_file
 from lsnmt.typed import ConfigError

@@ -1,5 +1,5 @@
-"""params.schema.json (lsnmt/params_schema.py): current with the typed config, named by params.yaml's first line
-for editors, valid JSON Schema that every params file of the repository passes, and that marks what loading
+"""params.schema.json (lsnmt/experiment/json_schema.py): current with the typed config, named by params.yaml's first
+line for editors, valid JSON Schema that every params file of the repository passes, and that marks what loading
 refuses (an unknown key, a wrong type, a value out of range, an unsafe name, an unknown method kind)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from lsnmt.params_schema import FILE, MODELINE, render
+from lsnmt.experiment.json_schema import FILE, MODELINE, render
 from lsnmt.typed import load_yaml
 
 from .conftest import ROOT
@@ -28,9 +28,9 @@ def validator() -> jsonschema.Draft202012Validator:
 
 
 def test_the_schema_is_current() -> None:
-    assert (ROOT / FILE).is_file(), f"{FILE} is missing: run `python -m lsnmt.params_schema`"
+    assert (ROOT / FILE).is_file(), f"{FILE} is missing: run `python -m lsnmt.experiment.json_schema`"
     assert (ROOT / FILE).read_text(encoding="utf-8") == render(), (
-        f"{FILE} is stale: run `python -m lsnmt.params_schema`"
+        f"{FILE} is stale: run `python -m lsnmt.experiment.json_schema`"
     )
 
 

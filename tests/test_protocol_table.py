@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.protocol import PAPER_MT, SETTINGS, render, rows
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 
 ROOT = Path(__file__).resolve().parent.parent
 PARAMS = Params.load(ROOT / "params.yaml")

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from lsnmt import record
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.runner.base import Job
 from lsnmt.view import load_view
 from tests.eval.helpers import train_view

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from lsnmt.config import Params
 from lsnmt.data.corpus import Vocab
+from lsnmt.experiment.params import Params
 from lsnmt.io import DataError, atomic_dir, atomic_write, write_json
 from lsnmt.methods import record, resolve
 from lsnmt.train import checkpoint

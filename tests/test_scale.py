@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("scale", ROOT / "scripts" / "scale.py")

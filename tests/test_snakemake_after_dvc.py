@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.graph.dvc import render
 from lsnmt.graph.snakemake import Rules
 from lsnmt.typed import load_yaml

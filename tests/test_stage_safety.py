@@ -1,5 +1,5 @@
 """What a killed stage, a full disk, a second run of a job and a stop signal leave: no temporary copy, one line,
-one writer, exit 143 (lsnmt.io, lsnmt.runner.lock, lsnmt.runner.stage.guarded)."""
+one writer, exit 143 (lsnmt.io, lsnmt.runner.lock, lsnmt.runner.base.guarded)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from lsnmt.io import DiskFull, atomic_dir, atomic_write
-from lsnmt.runner import stage as cli
+from lsnmt.runner import base as cli
 from lsnmt.train import checkpoint as ckpt
 
 from .conftest import ROOT
@@ -110,7 +110,7 @@ def test_a_second_run_of_a_job_stops_at_once_naming_the_first(tmp_path: Path, mo
     monkeypatch.chdir(tmp_path)
     first = _start(tmp_path, """
         import time
-        from lsnmt.runner.stage import guarded
+        from lsnmt.runner.base import guarded
         guarded("train", lambda: print("ready", flush=True) or time.sleep(60), ("tiny", "naive"))
         """)
     ran: list[str] = []
@@ -167,7 +167,7 @@ def test_sigterm_outside_the_updates_exits_143_with_one_line(tmp_path: Path, uni
     (signal 15, no line), not the documented clean exit 143."""
     proc = _start(tmp_path, f"""
         import time
-        from lsnmt.runner.stage import guarded, setup_logging
+        from lsnmt.runner.base import guarded, setup_logging
         setup_logging(None)
         def units():
             for unit in range(3):
@@ -194,7 +194,7 @@ def test_sigterm_during_the_imports_stops_the_stage_once_it_starts(tmp_path: Pat
         sys.argv[0] = "-m"  # as while `python -m stages.x` imports the stages package
         import stages
         os.kill(os.getpid(), signal.SIGTERM)  # still importing: noted, not fatal
-        from lsnmt.runner.stage import guarded, setup_logging
+        from lsnmt.runner.base import guarded, setup_logging
         setup_logging(None)
         guarded("train", lambda: print("trained"), ("tiny", "naive"))
         """

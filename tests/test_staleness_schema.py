@@ -17,7 +17,7 @@ from .conftest import ROOT, copy_repo, use_params, venv_env
 
 DATA_STAGES = ("download", "prepare", "spm", "sample", "encode", "lm_data")
 METHOD_CONFIG = "models/config/lms.py"
-SCHEMA = ("lsnmt/config.py", "lsnmt/methods/schema.py", "models/config/kinds.py", METHOD_CONFIG)
+SCHEMA = ("lsnmt/experiment/params.py", "lsnmt/methods/schema.py", "models/config/kinds.py", METHOD_CONFIG)
 """The whole params schema and the method configs it imports: no data stage runs them."""
 
 
@@ -32,7 +32,7 @@ def _dvc_deps(stage: str) -> list[str]:
 @pytest.mark.parametrize("stage", DATA_STAGES)
 def test_no_data_stage_depends_on_the_method_schema(stage: str) -> None:
     """dvc.yaml's deps (a folder covers its files) and the Snakefile's code inputs of a data stage hold no schema
-    module beyond the data sections (main put lsnmt/config.py and all of models/config in every stage's)."""
+    module beyond the data sections (main put the whole schema and all of models/config in every stage's)."""
     dvc = [p for p in SCHEMA if any(_covers(d, p) for d in _dvc_deps(stage))]
     assert dvc == [], f"dvc.yaml: {stage} depends on {dvc}"
     smk = [p for p in SCHEMA if p in code(stage)]

@@ -22,7 +22,7 @@ def both_all(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
     trains one method per family and leaves FD out), selected as ``dvc exp run -S`` would."""
     import yaml
 
-    from lsnmt.config import Params
+    from lsnmt.experiment.params import Params
 
     repo = copy_repo(tmp_path_factory.mktemp("wiring_all"))
     path = repo / "params.yaml"
@@ -86,7 +86,7 @@ def test_sections_tracked_by_dvc_exist_in_every_experiment() -> None:
 def test_fd_family_trains_once_and_both_routes_reach_evaluate(both_all) -> None:
     """LMS-FD Sec. 3.2, 5: FD and LMS+FD get one train and one translate job in both front ends; the LS route's
     hypotheses lie inside that translate output (``lsnmt.methods.System.hyp_dir``), which evaluate reads."""
-    from lsnmt.config import Params
+    from lsnmt.experiment.params import Params
     from lsnmt.methods import systems
 
     root = Path(__file__).resolve().parent.parent
@@ -131,7 +131,8 @@ def test_a_new_stage_is_one_table_row_and_its_module(tmp_path: Path) -> None:
     repo = copy_repo(tmp_path / "repo")
     with (repo / "lsnmt/graph/stages.py").open("a", encoding="utf-8") as f:
         f.write(TOY)
-    (repo / "stages/toy.py").write_text('"""A toy stage."""\n\nfrom lsnmt.runner.stage import run\n', encoding="utf-8")
+    toy = '"""A toy stage."""\n\nfrom lsnmt.experiment.stage import run\n'
+    (repo / "stages/toy.py").write_text(toy, encoding="utf-8")
     subprocess.run(["python", "-m", "lsnmt.graph.dvc"], cwd=repo, env=venv_env(), check=True)
     assert (repo / "Snakefile").read_bytes() == (ROOT / "Snakefile").read_bytes()
     smk, dvc = snakemake_steps(repo, venv_env()), dvc_steps(repo)
@@ -139,7 +140,7 @@ def test_a_new_stage_is_one_table_row_and_its_module(tmp_path: Path) -> None:
     assert smk[key].name == dvc[key].name == "toy"
     assert smk[key].cmd == dvc[key].cmd == "python -m stages.toy --experiment default --log logs/default/toy.log"
     assert "data/default/prepared" in smk[key].deps and "data/default/prepared" in dvc[key].deps
-    assert {"stages/toy.py", "lsnmt/runner/stage.py"} <= smk[key].deps and "stages/toy.py" in dvc[key].deps
+    assert {"stages/toy.py", "lsnmt/experiment/stage.py"} <= smk[key].deps and "stages/toy.py" in dvc[key].deps
 
 
 def test_a_stage_the_experiment_does_not_define_plans_no_job(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ import torch
 
 from lsnmt import methods
 from lsnmt.claim import task
-from lsnmt.config import ClaimConfig, Experiment
+from lsnmt.claim.config import ClaimConfig
 from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.decode.translate import load_model, translate_direction
 from lsnmt.io import write_json
@@ -42,52 +42,52 @@ def words(ids: list[int]) -> str:
     return " ".join(map(str, ids))
 
 
-def train_job(exp: Experiment, method: str, bin_dir: Path, work: Path) -> Path:
-    """Train ``method`` of ``exp`` into ``work`` (checkpoints in ``work/ckpt``) as the train stage does; return its
+def train_job(spec: task.JobSpec, method: str, bin_dir: Path, work: Path) -> Path:
+    """Train ``method`` of ``spec`` into ``work`` (checkpoints in ``work/ckpt``) as the train stage does; return its
     ``model.pt``."""
-    train_method(exp, exp.name, method, bin_dir, work / "model", work / "ckpt")
+    train_method(spec, spec.name, method, bin_dir, work / "model", work / "ckpt")
     return work / "model" / "model.pt"
 
 
-def references(exp: Experiment, bin_dir: Path) -> Hyps:
+def references(spec: task.JobSpec, bin_dir: Path) -> Hyps:
     vocab = Vocab.load(bin_dir)
     return {d.name: [words(d.tgt[i].tolist()) for i in range(len(d))]
-            for d in load_split(bin_dir, "test", exp.data.train_pairs, vocab)}
+            for d in load_split(bin_dir, "test", spec.data.train_pairs, vocab)}
 
 
-def decode(exp: Experiment, method: str, model_path: Path, bin_dir: Path) -> dict[str, Hyps]:
+def decode(spec: task.JobSpec, method: str, model_path: Path, bin_dir: Path) -> dict[str, Hyps]:
     """Hypotheses of every system of ``method`` (``lsnmt.methods.systems``) on every tested direction."""
     vocab = Vocab.load(bin_dir)
-    tests = load_split(bin_dir, "test", exp.data.train_pairs, vocab)
+    tests = load_split(bin_dir, "test", spec.data.train_pairs, vocab)
     out = {}
-    for system in methods.systems(exp.method_cfg, method):
-        model = load_model(method, model_path, vocab, exp=exp.name, model=exp.model, positions=exp.decode_positions,
-                           method_cfg=exp.method_cfg, route=system.route, top_w=system.top_w)
+    for system in methods.systems(spec.method_cfg, method):
+        model = load_model(method, model_path, vocab, exp=spec.name, model=spec.model, positions=spec.decode_positions,
+                           method_cfg=spec.method_cfg, route=system.route, top_w=system.top_w)
         with torch.inference_mode():
             out[system.name] = {d.name: [words(h) for h in translate_direction(
-                model, d, exp.decode, vocab, torch.device("cpu"), exp.train.max_steps)] for d in tests}
+                model, d, spec.decode, vocab, torch.device("cpu"), spec.train.max_steps)] for d in tests}
     return out
 
 
-def param_counts(exp: Experiment, method: str, vocab: Vocab) -> dict[str, dict[str, int]]:
+def param_counts(spec: task.JobSpec, method: str, vocab: Vocab) -> dict[str, dict[str, int]]:
     """``{system: {"total", "shared", "inference"}}``: all trained parameters, those every tested direction uses
     through the system's route (``models.param_count.shared_params``), and those one direction uses at test time,
     for the costliest direction (``models.param_count.inference_params``: LSL's |θeff|)."""
-    kind = methods.resolve(exp.method_cfg, method)[0]
-    pairs = [(vocab.lang_id(s), vocab.lang_id(t)) for s, t in exp.data.train_pairs]
+    kind = methods.resolve(spec.method_cfg, method)[0]
+    pairs = [(vocab.lang_id(s), vocab.lang_id(t)) for s, t in spec.data.train_pairs]
     out = {}
-    for system in methods.systems(exp.method_cfg, method):
-        model = build_transformer(exp.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
+    for system in methods.systems(spec.method_cfg, method):
+        model = build_transformer(spec.model, vocab_size=vocab.size, num_languages=len(vocab.languages),
                                   padding_idx=vocab.pad, method=kind,
-                                  method_cfg=methods.resolve_system(exp.method_cfg, system)[1])
+                                  method_cfg=methods.resolve_system(spec.method_cfg, system)[1])
         out[system.name] = {"total": train_params(model), "shared": shared_params(model, pairs),
                             "inference": max(inference_params(model, s, t) for s, t in pairs)}
     return out
 
 
-def job_key(cfg: ClaimConfig, exp: Experiment) -> str:
-    """SHA-256 of the task and of the job's experiment: what fixes a job's result."""
-    blob = {"task": task.task_key(cfg), "experiment": to_dict(exp)}
+def job_key(cfg: ClaimConfig, spec: task.JobSpec) -> str:
+    """SHA-256 of the task and of the job's spec: what fixes a job's result."""
+    blob = {"task": task.task_key(cfg), "spec": to_dict(spec)}
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -99,22 +99,22 @@ def curve(path: Path) -> list[dict[str, float]]:
     return [{"step": int(r[step]), "valid_loss": float(r[valid])} for r in rows[1:] if r[valid]]
 
 
-def run_job(cfg: ClaimConfig, exp: Experiment, job: task.Job, bin_dir: Path, work: Path) -> dict[str, Any]:
-    """``{"systems": {name: {"hyps", "params"}}, "curve", "seconds"}`` of ``job`` (``exp``: its experiment),
+def run_job(cfg: ClaimConfig, spec: task.JobSpec, job: task.Job, bin_dir: Path, work: Path) -> dict[str, Any]:
+    """``{"systems": {name: {"hyps", "params"}}, "curve", "seconds"}`` of ``job`` (``spec``: what it trains by),
     from ``work/result.json`` when that holds this job's key, else trained, decoded and counted, then kept."""
-    key, path = job_key(cfg, exp), work / "result.json"
+    key, path = job_key(cfg, spec), work / "result.json"
     if path.is_file():
         kept = json.loads(path.read_text(encoding="utf-8"))
         if kept.get("key") == key:
             log.info("claim: %s already measured (%s)", job.name, path)
             return kept
     start = time.perf_counter()
-    log.info("claim: training %s (%d updates)", job.name, exp.train.max_steps)
-    model = train_job(exp, job.method, bin_dir, work)
-    counts = param_counts(exp, job.method, Vocab.load(bin_dir))
+    log.info("claim: training %s (%d updates)", job.name, spec.train.max_steps)
+    model = train_job(spec, job.method, bin_dir, work)
+    counts = param_counts(spec, job.method, Vocab.load(bin_dir))
     # a dense baseline trains as naive: its one system carries the job's name
     systems = {(job.system if job.method != job.system else name): {"hyps": hyps, "params": counts[name]}
-               for name, hyps in decode(exp, job.method, model, bin_dir).items()}
+               for name, hyps in decode(spec, job.method, model, bin_dir).items()}
     result = {"key": key, "systems": systems, "curve": curve(work / "model" / "curve.tsv"),
               "seconds": time.perf_counter() - start}
     write_json(path, result)

@@ -22,7 +22,7 @@ import torch
 
 from lsnmt import methods
 from lsnmt.claim import claims, figure, markdown, measure, stats, task
-from lsnmt.config import ClaimConfig, Experiment
+from lsnmt.claim.config import ClaimConfig
 from lsnmt.io import atomic_dir, atomic_write, write_json
 from lsnmt.methods import NAIVE
 from lsnmt.runner.progress import progress
@@ -49,12 +49,12 @@ def not_configured(name: str) -> dict[str, Any]:
     return {"status": "not configured", "reason": reason, "experiment": name}
 
 
-def system_record(cfg: ClaimConfig, exp: Experiment, job: task.Job, system: methods.System) -> dict[str, Any]:
+def system_record(cfg: ClaimConfig, spec: task.JobSpec, job: task.Job, system: methods.System) -> dict[str, Any]:
     """What a system is: its method, kind, route (FD and LMS+FD), settings as configured, whether it is a dense
     baseline (``claim.dense``: naive with its shape overrides as settings)."""
     if job.system in cfg.dense:
         return {"method": NAIVE, "kind": None, "route": None, "settings": dict(cfg.dense[job.system]), "dense": True}
-    kind, mcfg = methods.resolve_system(exp.method_cfg, system)
+    kind, mcfg = methods.resolve_system(spec.method_cfg, system)
     route = next(iter(routes(kind, mcfg)), None)  # the configured route first
     settings = to_dict(cfg.methods[job.method]) if job.method != NAIVE else {}
     return {"method": job.method, "kind": kind, "route": route, "settings": settings, "dense": False}
@@ -81,12 +81,12 @@ def measure_claim(cfg: ClaimConfig, name: str, work: Path) -> dict[str, Any]:
     runs: dict[str, dict[int, dict[str, list[str]]]] = {}
     curves, timing = {}, {}
     for job in progress(task.jobs(cfg), "claim", unit="job"):
-        jexp = task.experiment(name, cfg, job)
-        result = measure.run_job(cfg, jexp, job, bin_dir, work / job.name)
-        refs = refs or measure.references(jexp, bin_dir)
-        for system in methods.systems(jexp.method_cfg, job.method):
+        spec = task.spec(name, cfg, job)
+        result = measure.run_job(cfg, spec, job, bin_dir, work / job.name)
+        refs = refs or measure.references(spec, bin_dir)
+        for system in methods.systems(spec.method_cfg, job.method):
             sname = job.system if job.system in cfg.dense else system.name
-            record = {**system_record(cfg, jexp, job, system), "params": result["systems"][sname]["params"]}
+            record = {**system_record(cfg, spec, job, system), "params": result["systems"][sname]["params"]}
             systems.setdefault(sname, record)
             runs.setdefault(sname, {})[job.seed] = result["systems"][sname]["hyps"]
         curves[job.name], timing[job.name] = result["curve"], result["seconds"]

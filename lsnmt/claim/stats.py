@@ -17,8 +17,8 @@ import numpy as np
 from sacrebleu.metrics import BLEU
 
 from lsnmt.claim import bootstrap, interval
-from lsnmt.config import EvaluateConfig
 from lsnmt.eval import degenerate, significance
+from lsnmt.eval.config import EvaluateConfig
 
 Runs = Mapping[int, Mapping[str, Sequence[str]]]
 """Seed -> direction -> hypotheses."""

@@ -1,9 +1,10 @@
 """The claim's task, data and per-job experiment (``lsnmt.claim``).
 
 The task is :class:`lsnmt.data.synthetic.Task` over ``claim.languages`` (pivot first), trained and tested
-pivot-centric. Every job ``(system, seed)`` is an :class:`~lsnmt.config.Experiment` with the claim's model (a
-dense baseline's: with its overrides) and training (``train.seed`` = the job's seed) and at most one
-``method_cfg`` entry, so that the trainer, ``lsnmt.methods`` and ``translate``'s loader run unchanged.
+pivot-centric. Every job ``(system, seed)`` is a :class:`JobSpec`: the sections of an experiment it trains and
+decodes by, the claim's model (a dense baseline's: with its overrides) and training (``train.seed`` = the job's
+seed) and at most one ``method_cfg`` entry, so that the trainer (a :class:`lsnmt.train.trainer.Training`),
+``lsnmt.methods`` and ``translate``'s loader run unchanged.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lsnmt.config import ClaimConfig, DecodeConfig, Experiment
+from lsnmt.claim.config import ClaimConfig
 from lsnmt.data.config import DataConfig, SourceConfig
 from lsnmt.data.synthetic import Task, pivot_centric, write_shards
+from lsnmt.decode.config import DecodeConfig
 from lsnmt.methods import NAIVE
+from lsnmt.train.config import TrainConfig
 from lsnmt.typed import to_dict
 from models.config.model import ModelConfig
 
@@ -36,6 +39,24 @@ class Job:
     @property
     def name(self) -> str:
         return f"{self.system}-s{self.seed}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobSpec:
+    """What one job trains and decodes by: an experiment's ``data``, ``model``, ``train``, ``decode`` and
+    ``method_cfg`` sections (:class:`lsnmt.train.trainer.Training` and what ``translate`` reads), named ``name``."""
+
+    name: str
+    data: DataConfig
+    model: ModelConfig
+    train: TrainConfig
+    decode: DecodeConfig
+    method_cfg: dict[str, dict[str, Any]]
+
+    @property
+    def decode_positions(self) -> int:
+        """:attr:`lsnmt.decode.config.TranslateView.decode_positions`."""
+        return min(self.model.max_positions, self.train.max_target_positions)
 
 
 def task(cfg: ClaimConfig) -> Task:
@@ -70,13 +91,12 @@ def model(cfg: ClaimConfig, job: Job) -> ModelConfig:
     return dataclasses.replace(cfg.model, **cfg.dense[job.system]) if job.system in cfg.dense else cfg.model
 
 
-def experiment(name: str, cfg: ClaimConfig, job: Job) -> Experiment:
-    """The experiment job ``job`` trains and decodes."""
+def spec(name: str, cfg: ClaimConfig, job: Job) -> JobSpec:
+    """What job ``job`` of experiment ``name``'s claim trains and decodes."""
     data = DataConfig(languages=cfg.languages, pivot=cfg.languages[0], train_directions="en-centric",
                       eval_directions="en-centric", tags="target-prefix",
                       sources=(SourceConfig(name="synthetic", kind="embedded", splits=("train", "valid", "test")),),
                       citation="synthetic task (lsnmt.data.synthetic)")
     method_cfg = {} if job.method == NAIVE else {job.method: dict(cfg.methods[job.method])}
-    return Experiment(name=name, data=data, model=model(cfg, job), train=dataclasses.replace(cfg.train, seed=job.seed),
-                      decode=DecodeConfig(beam=cfg.beam, max_len_a=MAX_LEN_A, max_len_b=MAX_LEN_B),
-                      method_cfg=method_cfg)
+    return JobSpec(name=name, data=data, model=model(cfg, job), train=dataclasses.replace(cfg.train, seed=job.seed),
+                   decode=DecodeConfig(beam=cfg.beam, max_len_a=MAX_LEN_A, max_len_b=MAX_LEN_B), method_cfg=method_cfg)

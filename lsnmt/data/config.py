@@ -2,9 +2,9 @@
 ``encode``) and each data stage's view of them (:mod:`lsnmt.view`: exactly the keys the stage reads, which are the
 stage table's ``params`` of the stage).
 
-The data stages import this module, not :mod:`lsnmt.config`: their code dependencies, in both front ends, hold no
-method, model-training, task or x-elm schema, so editing one of those reruns no data stage. ``Params.load`` (the
-graph, the Snakefile, every later stage) still checks the whole file.
+The data stages import this module, not :mod:`lsnmt.experiment.params`: their code dependencies, in both front
+ends, hold no method, model-training, task or x-elm schema, so editing one of those reruns no data stage.
+``Params.load`` (the graph, the Snakefile, the report) still checks the whole file.
 """
 
 from __future__ import annotations
@@ -289,7 +289,7 @@ class EncodeConfig:
 
 
 Metric = Literal["bleu", "spbleu-flores101", "spbleu-flores200", "chrf", "comet"]
-"""A score of ``evaluate.metrics`` (:class:`lsnmt.config.EvaluateConfig`); ``download`` reads the list too: an
+"""A score of ``evaluate.metrics`` (:class:`lsnmt.eval.config.EvaluateConfig`); ``download`` reads the list too: an
 spBLEU metric makes it fetch sacreBLEU's FLORES SentencePiece model (:mod:`lsnmt.data.spbleu`)."""
 DEFAULT_METRICS: tuple[Metric, ...] = ("bleu", "chrf")
 
@@ -322,7 +322,7 @@ class DownloadView:
     data: DataConfig
     download: DownloadConfig = field(default_factory=DownloadConfig)
     metrics: tuple[Metric, ...] = section("evaluate.metrics", default=DEFAULT_METRICS)
-    """``evaluate.metrics``, typed as :class:`lsnmt.config.EvaluateConfig` types it."""
+    """``evaluate.metrics``, typed as :class:`lsnmt.eval.config.EvaluateConfig` types it."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,7 +1,7 @@
 """The corpus kinds of the source catalogue and the splits each provides: a leaf, torch-free, importing nothing
 of ours.
 
-The schema (``lsnmt.config``) checks every ``data.sources`` entry against it when params.yaml loads, and each
+The schema (``lsnmt.experiment.params``) checks every ``data.sources`` entry against it when params.yaml loads, and each
 catalogue module (``lsnmt/data/sources/``) builds its :class:`~lsnmt.data.sources.base.Source` with these
 splits, so that the schema needs no import of the catalogue (which imports the schema's types).
 """

@@ -1,7 +1,4 @@
-"""Decoding: batched beam search and greedy search over ``models.transformer.Transformer``."""
-
-from lsnmt.decode.beam import beam_search
-from lsnmt.decode.common import Hypothesis, SearchResult, tag_start_tokens
-from lsnmt.decode.greedy import greedy_search
-
-__all__ = ["Hypothesis", "SearchResult", "beam_search", "greedy_search", "tag_start_tokens"]
+"""Decoding: batched beam search (:mod:`lsnmt.decode.beam`) and greedy search (:mod:`lsnmt.decode.greedy`) over
+``models.transformer.Transformer``, translating a test set (:mod:`lsnmt.decode.translate`), and the torch-free
+``decode`` section and ``translate`` view (:mod:`lsnmt.decode.config`, which the schema imports: this package
+imports nothing on import)."""

@@ -38,11 +38,11 @@ import numpy as np
 import sentencepiece as spm
 import torch
 
-from lsnmt.config import DecodeConfig, TranslateView
 from lsnmt.data.corpus import Direction, Vocab, load_split
 from lsnmt.data.layout import test_set_subdir
 from lsnmt.decode.beam import beam_search
 from lsnmt.decode.common import max_lengths
+from lsnmt.decode.config import DecodeConfig, TranslateView
 from lsnmt.io import atomic_dir, write_json
 from lsnmt.methods import bind, resolve, systems, with_route, with_top_w
 from lsnmt.runner.progress import progress

@@ -16,10 +16,10 @@ from typing import Any
 
 import torch
 
-from lsnmt.config import EvaluateView
 from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.decode.translate import load_model
 from lsnmt.eval.atp import atp_analysis
+from lsnmt.eval.config import EvaluateView
 from lsnmt.eval.cost import parameter_counts
 from lsnmt.eval.similarity import multiway_embeddings, similarity_search
 from lsnmt.eval.tsne import plot_tsne

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lsnmt.config import EvaluateView
 from lsnmt.eval import degenerate
+from lsnmt.eval.config import EvaluateView
 from lsnmt.eval.scores import SACREBLEU_METRICS, build_metric
 from lsnmt.eval.significance import count_outcomes, no_verdict, paired_bootstrap
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lsnmt.config import EvaluateConfig
+from lsnmt.eval.config import EvaluateConfig
 
 BLEU_METRICS = ("bleu", "spbleu-flores101", "spbleu-flores200")
 

@@ -36,11 +36,11 @@ import numpy as np
 import sentencepiece as spm
 import torch
 
-from lsnmt.config import EvaluateView
 from lsnmt.data.config import TagStyle
 from lsnmt.data.corpus import Vocab
 from lsnmt.data.encode import encode_lines
 from lsnmt.data.tags import add_tags, source_tag, tag_tokens
+from lsnmt.eval.config import EvaluateView
 from lsnmt.io import DataError, iter_lines
 from models.lang import LangContext
 

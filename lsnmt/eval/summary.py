@@ -58,7 +58,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lsnmt.config import EvaluateView
 from lsnmt.data.encode import split_tags
 from lsnmt.data.layout import PRIMARY_TEST, test_set_subdir
 from lsnmt.decode.translate import LENGTH_LIMIT, length_advice
@@ -66,6 +65,7 @@ from lsnmt.eval import aggregate, degenerate, offtarget
 from lsnmt.eval import comparisons as compare
 from lsnmt.eval.analyses import analyses
 from lsnmt.eval.comet import comet_score, import_comet
+from lsnmt.eval.config import EvaluateView
 from lsnmt.eval.groups import language_groups
 from lsnmt.eval.markdown import markdown
 from lsnmt.eval.scores import read_pair, require_spm_model, score_direction

@@ -2,16 +2,20 @@
 
 A *part* is one folder of ours: ``lsnmt``'s root modules, each folder under ``lsnmt/`` with its subfolders
 (``lsnmt/data/sources`` is part of ``lsnmt/data``), ``models/config`` (the models' torch-free configs), ``models``
-with ``models/ls``, and ``stages``. :data:`LAYERS` puts every part in a layer of its own, bottom first: a part
-may import the parts below it. The imports are :mod:`lsnmt.graph.imports`' reading of the source (every
-``import`` statement, function-local ones included, ``if TYPE_CHECKING:`` blocks left out).
+with ``models/ls``, and ``stages``; and the ``lsnmt`` command (:data:`COMMAND`: ``lsnmt/cli.py`` and the
+``lsnmt/__main__.py`` that ``python -m lsnmt`` runs), an entry point like ``stages``, so a part on top of its own
+although its files lie in the root (``python -m lsnmt`` needs its ``__main__.py`` there). :data:`LAYERS` puts
+every part in a layer of its own, bottom first: a part may import the parts below it. The imports are
+:mod:`lsnmt.graph.imports`' reading of the source (every ``import`` statement, function-local ones included,
+``if TYPE_CHECKING:`` blocks left out).
 
 * A *climb* is a pair of parts ``(A, B)`` where some module of ``A`` imports a module of ``B`` and ``B`` sits in
   a higher layer than ``A`` (:func:`climbs`; :func:`climbing_imports` lists the imports behind each).
 * A *ring* is a pair of parts that import each other (:func:`rings`); :func:`cycles` gives every set of parts
   that import one another around, longer rings included (strongly connected parts of the graph).
 
-``python -m lsnmt.graph.layers`` prints the counts and every climbing import; ``tests/test_layers.py`` bounds them.
+``python -m lsnmt.graph.layers`` prints the counts and every climbing import; ``tests/test_import_layers.py`` bounds
+them.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from pathlib import Path
 from lsnmt.graph.imports import PACKAGES, ROOT, _imported
 
 LAYERS: tuple[str, ...] = (
-    "lsnmt",  # the root's modules: typed, io, stops, languages, paths, record, and config, params_schema, cli
+    "lsnmt",  # the root's modules: typed, io, stops, languages, paths, record, figures, view
     "models/config",
     "models",
     "lsnmt/runner",
@@ -36,18 +40,26 @@ LAYERS: tuple[str, ...] = (
     "lsnmt/claim",
     "lsnmt/xelm",
     "lsnmt/tasks",
+    "lsnmt/experiment",
     "lsnmt/report",
     "lsnmt/protocol",
     "lsnmt/graph",
     "lsnmt/gpucheck",
     "stages",
+    "lsnmt/cli",
 )
 """Every part, bottom first: the pipeline's order (data, methods, training, decoding, scoring, then what reads the
-scores), with the root's shared modules and the models beneath and the stage table and entry points on top."""
+scores), with the root's shared modules and the models beneath, then the whole params.yaml composed of the sections
+below (``lsnmt/experiment``), and the stage table and entry points on top."""
+
+COMMAND = ("lsnmt/__main__.py", "lsnmt/cli.py")
+"""The ``lsnmt`` command's files: the part ``lsnmt/cli``."""
 
 
 def part_of(rel: str) -> str:
     """The part of the repository file ``rel`` (``lsnmt/data/sources/base.py`` -> ``lsnmt/data``)."""
+    if rel in COMMAND:
+        return "lsnmt/cli"
     parts = Path(rel).parts
     if parts[0] == "models":
         return "models/config" if len(parts) > 2 and parts[1] == "config" else "models"

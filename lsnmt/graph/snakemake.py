@@ -59,7 +59,7 @@ def fixed(stage: Stage) -> bool:
 @dataclass(frozen=True)
 class Rules:
     """The rules of one Snakemake run. ``experiments``: params.yaml's ``experiments`` (raw); ``jobs_of(exp, key)``:
-    an experiment's job list (:meth:`lsnmt.config.Params.jobs_of`); ``selected``: the run's experiment;
+    an experiment's job list (:meth:`lsnmt.experiment.params.Params.jobs_of`); ``selected``: the run's experiment;
     ``recorded``: params.yaml's ``experiment`` (DVC's); ``targets``: the experiments the run makes;
     ``train_job(exp, section)``: the resources of a training job of ``exp`` sized by params.yaml section
     ``section`` (:data:`WORLD_SECTION`)."""

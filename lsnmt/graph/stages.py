@@ -22,9 +22,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from lsnmt import paths as P
-from lsnmt.config import ClaimView, EvaluateView, SearchView, TrainView, TranslateView
+from lsnmt.claim.config import ClaimView
 from lsnmt.data.config import DownloadView, EncodeView, PrepareView, SampleView, SpmView
+from lsnmt.decode.config import TranslateView
+from lsnmt.eval.config import EvaluateView
 from lsnmt.tasks.config import TaskEvalView, TaskPrepView, TaskTrainView
+from lsnmt.train.config import SearchView, TrainView
 from lsnmt.typed import load_yaml
 from lsnmt.view import keys
 from lsnmt.xelm.config import DENSE, IclView, LMTrainView, XelmView

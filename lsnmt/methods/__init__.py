@@ -45,7 +45,7 @@ from models.config import kinds
 from models.config.model import ModelConfig, resolve_dims
 
 if TYPE_CHECKING:
-    from lsnmt.config import TrainConfig
+    from lsnmt.train.config import TrainConfig
 
 __all__ = ["NAIVE", "System", "batching_by_kind", "bind", "record", "resolve", "resolve_system", "resolve_task",
            "search_dir", "systems", "task_entry", "train_settings", "typed_entry", "with_route",

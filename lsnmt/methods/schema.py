@@ -1,4 +1,4 @@
-"""The schema of params.yaml's method entries (torch-free; run by ``lsnmt.config.Params.load``).
+"""The schema of params.yaml's method entries (torch-free; run by ``lsnmt.experiment.params.Params.load``).
 
 Every ``method_cfg`` / ``task_method_cfg`` / ``claim.methods`` entry builds into its kind's typed config
 (``models.config.kinds.KINDS``) and the model it trains is consistent; every ``search`` entry builds; a method's
@@ -18,7 +18,7 @@ from models.config.lsl import LSLSearchConfig
 from models.config.lsl import model as search_model
 
 if TYPE_CHECKING:
-    from lsnmt.config import Experiment, Params
+    from lsnmt.experiment.params import Experiment, Params
 
 NAIVE = "naive"
 
@@ -60,7 +60,7 @@ def task_entry(entry: Any, path: str) -> tuple[str, Any]:
 def check(params: Params) -> None:
     """Every ``method_cfg``, ``task_method_cfg`` and ``search`` entry builds; a method's ``architecture`` names a
     search of its experiment; every experiment's job lists (its own ``methods`` / ``tasks`` / ``task_methods``,
-    else the top-level ones: :meth:`~lsnmt.config.Params.jobs_of`) name what it defines, so that any
+    else the top-level ones: :meth:`~lsnmt.experiment.params.Params.jobs_of`) name what it defines, so that any
     experiment runs by name (``Params`` checks that the top-level lists are the selected experiment's).
     Raises :class:`ConfigError` naming the key path."""
     for exp_name in sorted(params.experiments, key=lambda n: n != params.experiment):  # the selected one first

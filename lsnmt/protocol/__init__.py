@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from lsnmt.config import Experiment, Params
+from lsnmt.experiment.params import Experiment, Params
 from lsnmt.methods import batching_by_kind
 from lsnmt.protocol import lm, methods, tasks
 from lsnmt.protocol.markdown import table

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lsnmt.config import Experiment, Params
+from lsnmt.experiment.params import Experiment, Params
 from lsnmt.protocol.markdown import table
 from lsnmt.xelm.config import LMTrainConfig, XelmConfig
 from lsnmt.xelm.data_config import LMDataConfig

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lsnmt.config import Experiment
+from lsnmt.experiment.params import Experiment
 from models.config.kinds import KINDS
 
 METHOD_SOURCES: dict[str, dict[str, str]] = {

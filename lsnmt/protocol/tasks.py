@@ -4,7 +4,7 @@ with sources (what the paper states, and the XTREME recipes of the authors' earl
 
 from __future__ import annotations
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.protocol.markdown import table
 from lsnmt.protocol.methods import settings
 from lsnmt.tasks.config import TaskConfig

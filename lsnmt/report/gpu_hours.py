@@ -2,7 +2,7 @@
 
     python -m lsnmt.report.gpu_hours [--tflops 30]      # prints the Markdown table
 
-Each method of an experiment (:meth:`lsnmt.config.Params.methods_of`) trains once (FD and LMS+FD too: their
+Each method of an experiment (:meth:`lsnmt.experiment.params.Params.methods_of`) trains once (FD and LMS+FD too: their
 Share and LS systems are one model decoded through two routes, ``lsnmt/methods.py``) with
 
     FLOPs = 6 * A * B * S * c
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 import torch
 
-from lsnmt.config import Experiment, Params
+from lsnmt.experiment.params import Experiment, Params
 from lsnmt.methods import resolve
 from lsnmt.methods.schema import searches
 from models.build import build_transformer

@@ -31,7 +31,7 @@ from typing import Any, Literal
 import pandas as pd
 from torch import nn
 
-from lsnmt.config import Experiment, Params
+from lsnmt.experiment.params import Experiment, Params
 from lsnmt.io import DataError
 from lsnmt.methods import resolve, resolve_task, with_route
 from lsnmt.report import paper as paper_tables

@@ -25,7 +25,7 @@ from typing import Literal
 
 import pandas as pd
 
-from lsnmt.config import Experiment
+from lsnmt.experiment.params import Experiment
 from lsnmt.report import paper as paper_tables
 from lsnmt.report.cells import DEFAULT, Row, Selector
 from lsnmt.report.runs import Results, Run, describe

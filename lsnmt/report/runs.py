@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from lsnmt.config import Experiment, Params
+from lsnmt.experiment.params import Experiment, Params
 from models.presets import resolve_dims
 
 DEFAULTS = ("default", "default_gpu", "default_all")

@@ -1,7 +1,7 @@
 """The stage runner's core: identity arguments, logging, the guard around a stage's work (:func:`guarded`), and
 :func:`run_stage`, the entry of a stage that reads its view of params.yaml (:mod:`lsnmt.view`: the sections it
 uses, nothing else), so that its code dependencies hold no schema it does not read. The stages not yet on views
-load the whole typed params.yaml on top of it (:mod:`lsnmt.runner.stage`).
+load the whole typed params.yaml on top of it (:mod:`lsnmt.experiment.stage`).
 
 Stages take only identity arguments (which experiment, where to log); every
 hyperparameter comes from ``params.yaml``. Logging goes to stderr and, with

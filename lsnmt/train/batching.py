@@ -59,10 +59,10 @@ from typing import Any
 
 import numpy as np
 
-from lsnmt.config import TrainConfig
 from lsnmt.data.corpus import Direction
 from lsnmt.data.sample import epoch_draw
 from lsnmt.io import DataError
+from lsnmt.train.config import TrainConfig
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ finishes the update in progress, all ranks agree on the signal (``Job.agree``: o
 with several ranks), the main rank writes the resumable state (``save(n, periodic=False, improved=False)``)
 unless the update just saved it, and every rank raises :class:`Interrupted`; the next call resumes from there,
 bit for bit on CPU. A stage turns :class:`Interrupted` into exit status ``128 + signal``
-(``lsnmt.runner.stage.guarded``).
+(``lsnmt.runner.base.guarded``).
 
 **Several ranks** (``torchrun``): every rank runs the loop; reports are summed over ranks by the step function,
 so every rank's check sees the same values; only the main rank logs, writes the curve and saves.

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 class MethodTraining(Training, Protocol):
     """A training (:class:`lsnmt.train.trainer.Training`) with its methods' entries, ``method_cfg`` (the train
-    stage's view, :class:`lsnmt.config.TrainView`, holds its method's only)."""
+    stage's view, :class:`lsnmt.train.config.TrainView`, holds its method's only)."""
 
     @property
     def method_cfg(self) -> Mapping[str, Any]: ...

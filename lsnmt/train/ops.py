@@ -9,16 +9,18 @@ Used by the operation-count test (``tests/models/test_op_counts.py``) and ``benc
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 
-from lsnmt.config import Experiment
 from lsnmt.data.corpus import Sample
 from lsnmt.methods import resolve
 from lsnmt.train.dist import Dist
 from lsnmt.train.loss import default_criterion
 from lsnmt.train.optim import build_optimizer
+from lsnmt.train.trainer import Training
 from lsnmt.train.update import update, updater
 from models.build import build_transformer
 from models.lang import LangContext
@@ -28,8 +30,16 @@ from models.opcount import OpLog, count_ops
 PAD, EOS = 1, 2
 
 
+class MethodSpec(Training, Protocol):
+    """What an update's count reads: a :class:`~lsnmt.train.trainer.Training` (``data``, ``model``, ``train``) and the
+    methods' entries (``method_cfg``): the train stage's view and an experiment both are one."""
+
+    @property
+    def method_cfg(self) -> Mapping[str, Any]: ...
+
+
 def mixed_batch(
-    exp: Experiment, vocab_size: int, *, max_tokens: int | None = None, length: int = 24, seed: int = 0
+    exp: MethodSpec, vocab_size: int, *, max_tokens: int | None = None, length: int = 24, seed: int = 0
 ) -> Sample:
     """A mixed-direction batch of ``max_tokens`` (default ``train.max_tokens``) as the length-sorted batcher forms
     them: ``max_tokens // length`` rows of lengths ``length - 4 … length``, the directions of the experiment's
@@ -62,7 +72,7 @@ def mixed_batch(
 
 
 def update_ops(
-    exp: Experiment, method: str, *, vocab_size: int = 8000, sample: Sample | None = None, compile: bool = False
+    exp: MethodSpec, method: str, *, vocab_size: int = 8000, sample: Sample | None = None, compile: bool = False
 ) -> OpLog:
     """ATen operations of one eager training update of ``method``'s model in ``exp`` (module docstring)."""
     kind, cfg = resolve(exp.method_cfg, method)

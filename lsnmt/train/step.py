@@ -44,10 +44,10 @@ import torch
 from torch import Tensor, nn
 from torch.nn.parallel import DistributedDataParallel
 
-from lsnmt.config import TrainConfig
 from lsnmt.data.corpus import Direction, Sample, Vocab, collate
 from lsnmt.train.batching import eval_batches
 from lsnmt.train.compiled import step_begin
+from lsnmt.train.config import TrainConfig
 from lsnmt.train.curve import Meters
 from lsnmt.train.dist import Dist
 from lsnmt.train.feed import Feed, StepBatches, pinned

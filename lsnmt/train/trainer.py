@@ -46,7 +46,6 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from lsnmt.config import ModelConfig, TrainConfig
 from lsnmt.data.config import DataConfig
 from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.io import atomic_write
@@ -55,6 +54,7 @@ from lsnmt.train import faults, ranks, tracker
 from lsnmt.train.announce import announce, start_line
 from lsnmt.train.batching import BatchStream, Pool
 from lsnmt.train.compiled import compile_net
+from lsnmt.train.config import TrainConfig
 from lsnmt.train.curve import Curve
 from lsnmt.train.dist import Dist
 from lsnmt.train.feed import Feed, StepBatches
@@ -65,6 +65,7 @@ from lsnmt.train.loss import default_criterion
 from lsnmt.train.optim import Schedule, adam_of
 from lsnmt.train.step import EvalSet, Run, eval_plan, mean_loss, train_step, validate
 from models.build import build_transformer
+from models.config.model import ModelConfig
 from models.ls.base import Criterion
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ NO_EFFECT = ("max_steps", "log_every", "validate_every", "save_every", "keep_las
 
 class Training(Protocol):
     """What a training reads of params.yaml: ``data`` (its directions), ``model`` and ``train``. The train stage's
-    view (:class:`lsnmt.config.TrainView`), the search's runs and the claim's jobs are one; a dataclass, so that a
+    view (:class:`lsnmt.train.config.TrainView`), the search's runs and the claim's jobs are one; a dataclass, so that a
     phase replaces a section (``dataclasses.replace(spec, train=...)``)."""
 
     __dataclass_fields__: ClassVar[dict[str, Any]]

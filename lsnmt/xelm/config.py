@@ -6,7 +6,7 @@ reruns no ``lm_data`` (DVC and Snakemake track sections and the files a stage im
 Every field names the paper's section or table it follows; where the paper is silent the choice is marked
 *(choice)* and explained. The expert jobs of an experiment are enumerated by :func:`expert_ids`; params.yaml's
 top-level ``xelm_experts`` / ``xelm_targets`` lists (what DVC's ``foreach`` and Snakemake iterate over) must
-equal them (``lsnmt.config.Params.load`` checks).
+equal them (``lsnmt.experiment.params.Params.load`` checks).
 """
 
 from __future__ import annotations

@@ -14,10 +14,11 @@ import pytest
 
 from lsnmt import methods
 from lsnmt.claim import claims, measure, run, stats, task
+from lsnmt.claim.config import ClaimConfig
 from lsnmt.claim.run import run_claim
-from lsnmt.config import ClaimConfig, Experiment, Params
 from lsnmt.data.corpus import Vocab
 from lsnmt.eval import significance
+from lsnmt.experiment.params import Experiment, Params
 from lsnmt.typed import build
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -193,7 +194,7 @@ def test_the_default_claim_meets_every_parameter_condition(tmp_path: Path) -> No
     vocab = Vocab.load(task.write_data(cfg, tmp_path / "bin"))
     systems: dict[str, dict[str, Any]] = {}
     for job in task.jobs(dataclasses.replace(cfg, seeds=(1,))):
-        exp = task.experiment("default", cfg, job)
+        exp = task.spec("default", cfg, job)
         counts = measure.param_counts(exp, job.method, vocab)
         for system in methods.systems(exp.method_cfg, job.method):
             name = job.system if job.system in cfg.dense else system.name

@@ -1,4 +1,4 @@
-"""``experiments.<exp>.claim`` is checked at load: one line naming the key path (lsnmt.config.ClaimConfig and
+"""``experiments.<exp>.claim`` is checked at load: one line naming the key path (lsnmt.claim.config.ClaimConfig and
 lsnmt.methods' check of its methods); the default experiment configures it, the others leave it empty."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.typed import ConfigError, load_yaml
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsnmt.config import Experiment
 from lsnmt.data import layout
+from lsnmt.experiment.params import Experiment
 from lsnmt.typed import build
 
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from lsnmt.config import Params
 from lsnmt.data.config import DEFAULT_METRICS, DownloadView, EncodeView, PrepareView, SampleView, SpmView
+from lsnmt.experiment.params import Params
 from lsnmt.graph.dvc import defined_experiments, missing_keys
 from lsnmt.typed import ConfigError
 from lsnmt.view import keys, load_view

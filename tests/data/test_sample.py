@@ -106,8 +106,8 @@ def test_epoch_lines_counts(n: int, m: int) -> None:
 def test_two_epochs_of_the_sample_stage_differ_and_are_reproducible(tmp_path: Path) -> None:
     """redraw: epoch (fairseq re-draws temperature-sampled data every epoch): the stage writes every line once, and
     the draws of epochs 0 and 1 differ, are the same on every call, and together reach lines one epoch misses."""
-    from lsnmt.config import Experiment
     from lsnmt.data.sample import epoch_draw, sample
+    from lsnmt.experiment.params import Experiment
     from lsnmt.typed import build
 
     prepared = tmp_path / "prepared"

@@ -82,7 +82,7 @@ def test_search_steps_read_nothing_from_the_gpu(device: torch.device, beam: int,
     last step), a 12-step search synchronises exactly as often as a 4-step one (before and after the loop)."""
     import warnings
 
-    from lsnmt.decode import beam_search
+    from lsnmt.decode.beam import beam_search
     from models.lang import LangContext
     from tests.models.helpers import TOY_LS, random_batch, tiny
 

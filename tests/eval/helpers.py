@@ -12,8 +12,8 @@ from typing import Any
 import sentencepiece as spm
 import torch
 
-from lsnmt.config import Experiment
 from lsnmt.data.tags import add_tags, lang_symbols, tag_tokens
+from lsnmt.experiment.params import Experiment
 from lsnmt.languages import flores_code
 from lsnmt.typed import build
 from models.build import build_transformer
@@ -132,8 +132,8 @@ def make_world(root: Path, exp: Experiment, methods: tuple[str, ...] = ("naive",
 
 
 def translate_view(exp: Any) -> Any:
-    """The translate stage's view (lsnmt.config.TranslateView) of a test's whole experiment."""
-    from lsnmt.config import TranslateView
+    """The translate stage's view (lsnmt.decode.config.TranslateView) of a test's whole experiment."""
+    from lsnmt.decode.config import TranslateView
 
     return TranslateView(data=exp.data, model=exp.model, decode=exp.decode, method_cfg=exp.method_cfg, train=exp.train)
 
@@ -147,7 +147,7 @@ def loaded(exp: Any, method: str, path: Any, vocab: Any, route: str | None = Non
 
 
 def train_view(exp: Any) -> Any:
-    """The train stage's view (lsnmt.config.TrainView) of a test's whole experiment."""
-    from lsnmt.config import TrainView
+    """The train stage's view (lsnmt.train.config.TrainView) of a test's whole experiment."""
+    from lsnmt.train.config import TrainView
 
     return TrainView(data=exp.data, model=exp.model, train=exp.train, method_cfg=exp.method_cfg)

@@ -73,7 +73,7 @@ def test_paper_groupings() -> None:
 def test_group_thresholds_are_a_parameter(tmp_path: Path) -> None:
     """``evaluate.group_thresholds`` cuts the training sizes (OPUS-100's 0.1M / 0.9M by default); the source says
     which were used, and the WMT experiments state theirs (CLM prints none for WMT-14)."""
-    from lsnmt.config import Params
+    from lsnmt.experiment.params import Params
 
     report = {"train": {"en-de": {"a": {"input": 600_000}}, "en-sw": {"a": {"input": 5_000}},
                         "en-fr": {"a": {"input": 2_000_000}}}}
@@ -84,6 +84,6 @@ def test_group_thresholds_are_a_parameter(tmp_path: Path) -> None:
     params = Params.load(Path(__file__).resolve().parents[2] / "params.yaml")
     assert params.get("wmt14_enxx").evaluate.group_thresholds == (100_000, 900_000)
     with pytest.raises(Exception, match=r"group_thresholds: \[5, 1\]"):
-        from lsnmt.config import EvaluateConfig
+        from lsnmt.eval.config import EvaluateConfig
 
         EvaluateConfig(group_thresholds=(5, 1))

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import torch
 from torch import Tensor, nn
 
-from lsnmt.config import ModelConfig
 from lsnmt.data.corpus import Sample
 from models.build import build_transformer
+from models.config.model import ModelConfig
 from models.factories import Factories, LayerSpec
 from models.lang import LangContext
 from models.layers import FeedForward

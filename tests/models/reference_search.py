@@ -11,8 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from lsnmt.decode import Hypothesis
-from lsnmt.decode.common import max_lengths
+from lsnmt.decode.common import Hypothesis, max_lengths
 from models.lang import LangContext
 from models.transformer import Transformer
 

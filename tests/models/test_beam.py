@@ -4,7 +4,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lsnmt.decode import beam_search, greedy_search, tag_start_tokens
+from lsnmt.decode.beam import beam_search
+from lsnmt.decode.common import tag_start_tokens
+from lsnmt.decode.greedy import greedy_search
 from models.lang import LangContext
 from models.transformer import Transformer
 from tests.models.helpers import EOS, PAD, TOY_LS, random_batch, tiny

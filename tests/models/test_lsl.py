@@ -6,9 +6,9 @@ import pytest
 import torch
 from torch import Tensor, nn
 
-from lsnmt.config import ModelConfig
 from lsnmt.typed import ConfigError, build
 from models.build import build_transformer
+from models.config.model import ModelConfig
 from models.lang import LangContext
 from models.ls.lsl import (
     LanguageSpecific,
@@ -243,7 +243,7 @@ def test_search_model_of_the_paper_has_804m_parameters() -> None:
 def test_lsl_rows_reproduce_the_papers_sizes_to_the_printed_digit() -> None:
     """Tables 1, 4, 5: every |θ| and |θeff| of flores10_lsl's LSL methods (reports/paper/counts.yaml) to the paper's
     1M precision (240,000 embedding rows)."""
-    from lsnmt.config import Params
+    from lsnmt.experiment.params import Params
     from lsnmt.report.paper_counts import count, load
 
     rows = [r for r in load(Params.load()) if r.kind == "lsl" and not r.method.startswith("naive-d")]

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import models.tiles
-from lsnmt.config import Experiment, Params
+from lsnmt.experiment.params import Experiment, Params
 from lsnmt.methods import resolve
 from lsnmt.train.ops import mixed_batch, update_ops
 from models.config.kinds import KINDS

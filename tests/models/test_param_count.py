@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.report.paper_counts import COLUMNS, PaperCount, count, implied_rows, load, within
 from models.build import build_transformer
 from models.param_count import deployed_params, fairseq_dict_size, inference_params, train_params

@@ -25,8 +25,8 @@ import torch
 
 import models.lang
 import models.tiles
-from lsnmt.config import Params
 from lsnmt.data.corpus import Sample
+from lsnmt.experiment.params import Params
 from lsnmt.train.loss import default_criterion
 from lsnmt.train.ops import mixed_batch, update_ops
 from models.build import build_transformer

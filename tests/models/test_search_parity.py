@@ -11,7 +11,9 @@ import pytest
 import torch
 from torch import nn
 
-from lsnmt.decode import Hypothesis, beam_search, greedy_search
+from lsnmt.decode.beam import beam_search
+from lsnmt.decode.common import Hypothesis
+from lsnmt.decode.greedy import greedy_search
 from models.build import build_transformer
 from models.config.adapter import AdapterConfig
 from models.config.clm import CLMConfig

@@ -124,7 +124,7 @@ def test_switch_trains_on_mixed_direction_batches_in_every_experiment() -> None:
     """LMS-FD v1 Sec. 5 footnote 4: homogeneous batches do not apply to Switch; the other methods keep them."""
     from pathlib import Path
 
-    from lsnmt.config import Params
+    from lsnmt.experiment.params import Params
     from lsnmt.methods import train_settings
 
     params = Params.load(Path(__file__).resolve().parents[2] / "params.yaml")

@@ -13,11 +13,11 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from lsnmt.config import Experiment, Params
 from lsnmt.eval import aggregate
 from lsnmt.eval.degenerate import bleu_metric
 from lsnmt.eval.markdown import markdown
 from lsnmt.eval.significance import count_outcomes
+from lsnmt.experiment.params import Experiment, Params
 from lsnmt.io import write_json
 from lsnmt.xelm.perplexities import write_tsv
 from tests.conftest import ROOT

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.io import write_json
 from lsnmt.report import specs
 from lsnmt.report.runs import Results

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.report.runs import Results
 from lsnmt.report.specs import figs_clm
 

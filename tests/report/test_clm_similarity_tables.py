@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lsnmt.config import Params
 from lsnmt.eval.similarity import similarity_search
+from lsnmt.experiment.params import Params
 from lsnmt.io import write_json
 from lsnmt.report import paper as paper_tables
 from lsnmt.report.paper_table import Built, build

@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
 from lsnmt import figures
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.report.runs import Results
 from lsnmt.report.specs import FIGURES, figs_xelm, lsl
 

@@ -11,7 +11,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from lsnmt import figures
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.figures import figure, pad_singular, save
 from lsnmt.report.runs import Results
 from lsnmt.report.specs import FIGURES, figs_clm

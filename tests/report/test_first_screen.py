@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from lsnmt import record
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.io import write_json
 from lsnmt.report.build import report
 from lsnmt.report.headline import headline_md

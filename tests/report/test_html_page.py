@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from matplotlib.image import imread
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.report import paper as paper_tables
 from lsnmt.report import specs
 from lsnmt.report.build import PAPERS, write_table

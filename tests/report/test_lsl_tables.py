@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.report import paper as paper_tables
 from lsnmt.report import render
 from lsnmt.report.paper_table import Built, Cell, build

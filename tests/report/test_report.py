@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.report import paper as paper_tables
 from lsnmt.report.build import report
 from lsnmt.report.cells import Avg, Both, Row

@@ -6,7 +6,7 @@ import csv
 import json
 from pathlib import Path
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.report.runs import Results
 from lsnmt.report.specs import EXTRA
 from lsnmt.report.specs.significance import PRINTED, significance_table

@@ -7,7 +7,7 @@ import csv
 import json
 from pathlib import Path
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.report import specs
 from lsnmt.report.cells import DEGENERATE
 from lsnmt.report.runs import Results

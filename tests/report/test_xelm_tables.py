@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.io import write_json
 from lsnmt.report import paper as paper_tables
 from lsnmt.report.cells import Row

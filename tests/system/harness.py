@@ -16,10 +16,10 @@ import sacrebleu
 import torch
 
 from lsnmt import methods
-from lsnmt.config import Experiment
 from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.data.synthetic import Task, write_shards
 from lsnmt.decode.translate import load_model, translate_direction
+from lsnmt.experiment.params import Experiment
 from lsnmt.train.arch_search import run_search
 from lsnmt.train.method import train_method as train_the_method
 from models.build import build_transformer

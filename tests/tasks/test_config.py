@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from lsnmt import methods
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.report import paper as paper_tables
 from lsnmt.report.paper_counts import count, load
 from lsnmt.typed import ConfigError

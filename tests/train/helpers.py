@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from lsnmt.config import Experiment
 from lsnmt.data.shards import ShardWriter
+from lsnmt.experiment.params import Experiment
 from lsnmt.io import write_json
 from tests.data.helpers import experiment
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from lsnmt.config import Experiment, Params
+from lsnmt.experiment.params import Experiment, Params
 from lsnmt.methods import resolve
 from lsnmt.train.compiled import compile_options
 from lsnmt.train.dist import Dist

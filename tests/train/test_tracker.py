@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lsnmt.config import TrainConfig
 from lsnmt.train import tracker
+from lsnmt.train.config import TrainConfig
 from lsnmt.train.curve import Curve
 from lsnmt.train.trainer import NO_EFFECT
 

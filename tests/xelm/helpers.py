@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lsnmt.config import Experiment
 from lsnmt.data.shards import ShardWriter
+from lsnmt.experiment.params import Experiment
 from lsnmt.io import write_json
 from lsnmt.typed import build
 from lsnmt.xelm.config import LMConfig, LMTrainConfig

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from lsnmt.config import Experiment
 from lsnmt.data.prepare import prepare
 from lsnmt.data.sample import sample
 from lsnmt.data.spm import language_texts
+from lsnmt.experiment.params import Experiment
 from lsnmt.typed import build
 from lsnmt.xelm.corpus import shard
 from lsnmt.xelm.lmdata import build_lm_data, tokenizer

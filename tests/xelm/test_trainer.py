@@ -139,7 +139,7 @@ def test_a_stop_signal_saves_and_the_rerun_resumes_bit_exactly(workspace: tuple,
 
 
 def test_a_stopped_stage_exits_with_128_plus_the_signal(monkeypatch: pytest.MonkeyPatch) -> None:
-    from lsnmt.runner.stage import guarded
+    from lsnmt.runner.base import guarded
 
     def stopped() -> None:
         raise Interrupted(signal.SIGTERM, 3)
@@ -152,7 +152,7 @@ def test_a_stopped_stage_exits_with_128_plus_the_signal(monkeypatch: pytest.Monk
 def test_optimizer_defaults_are_the_released_sweep() -> None:
     """x-elm's paper gives no optimizer settings: blvns/x-elm's metaseq/fb_sweep/ft_stream.py (as train_xlbtm.sh
     runs it) sets Adam betas (0.9, 0.95), eps 1e-6, no weight decay, clip 1.0, fp16 from a loss scale of 128."""
-    from lsnmt.config import Params
+    from lsnmt.experiment.params import Params
     from lsnmt.xelm.config import LMTrainConfig
 
     cfg = LMTrainConfig(updates=1, batch_tokens=8, lr=1e-4)

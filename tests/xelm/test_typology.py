@@ -125,7 +125,7 @@ def test_default_linkage_reproduces_the_released_clusters(paper_vectors: dict[st
 def test_the_paper_experiment_uses_the_released_linkage() -> None:
     from pathlib import Path
 
-    from lsnmt.config import Params
+    from lsnmt.experiment.params import Params
 
     xelm = Params.load(Path(__file__).resolve().parents[2] / "params.yaml").get("mc4_xelm").xelm
     assert xelm is not None and xelm.typology.linkage == "single"

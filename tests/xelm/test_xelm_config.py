@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lsnmt.config import Params
+from lsnmt.experiment.params import Params
 from lsnmt.typed import ConfigError
 from lsnmt.xelm.config import ExpertId, expert_ids, hierarchy_sizes
 from tests.conftest import ROOT

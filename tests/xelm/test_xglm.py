@@ -10,7 +10,7 @@ import pytest
 import sentencepiece as spm
 import torch
 
-from lsnmt.config import Experiment
+from lsnmt.experiment.params import Experiment
 from lsnmt.io import DataError, write_json
 from lsnmt.typed import build
 from lsnmt.xelm import xglm, xglm_weights

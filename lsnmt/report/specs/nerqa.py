@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from lsnmt.config import Experiment
+from lsnmt.experiment.params import Experiment
 from lsnmt.report.cells import Kind, Row, Selector, _dig, _num
 from lsnmt.report.paper_table import Binding
 from lsnmt.report.runs import DEFAULTS, Results, Run
