@@ -16,7 +16,9 @@ from models.attention import MultiheadAttention, padding_bias
 from models.lang import LangContext
 
 
-def reference_attention(m: MultiheadAttention, x: torch.Tensor, memory: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
+def reference_attention(
+    m: MultiheadAttention, x: torch.Tensor, memory: torch.Tensor, pad: torch.Tensor
+) -> torch.Tensor:
     """``softmax(Q K^T / sqrt(d_h) + M) V`` with ``M = -inf`` at padded keys, written out (no SDPA, no bias)."""
     d, h = m.embed_dim, m.heads
     w_k, w_v = m.kv_proj.weight.view(2, d, d).unbind(0)
