@@ -72,7 +72,8 @@ class Budget(nn.Module):
         groups: dict[tuple[int, tuple[int, ...]], tuple[Tensor | None, list[Tensor]]] = {}
         for g, padding in self.stats.values():
             groups.setdefault((id(padding), tuple(g.shape)), (padding, []))[1].append(g)
-        sums, count = [], 0
+        sums: list[Tensor] = []
+        count: Tensor | int = 0
         for padding, gates in groups.values():
             s, n = gate_stats(torch.stack(gates) if len(gates) > 1 else gates[0], padding)
             sums.append(s)
