@@ -122,16 +122,19 @@ def padding_bias(key_padding_mask: Tensor, dtype: torch.dtype) -> Tensor:
     same maths, made once per forward. Not under ``torch.compile``, which fuses the conversion itself.
     """
     global _BIAS
+    if torch.compiler.is_compiling():  # nothing global read or written: no guard on it, no recompilation
+        return _bias(key_padding_mask, dtype)
     last = _BIAS
-    compiling = torch.compiler.is_compiling()
-    if (not compiling and last is not None and last[0] is key_padding_mask
-            and last[1] == key_padding_mask._version and last[2] == dtype):
+    if last is not None and last[0] is key_padding_mask and last[1] == key_padding_mask._version and last[2] == dtype:
         return last[3]
-    bias = torch.zeros(key_padding_mask.shape, dtype=dtype, device=key_padding_mask.device).masked_fill_(
-        key_padding_mask, float("-inf"))[:, None, None, :]
-    if not compiling:
-        _BIAS = (key_padding_mask, key_padding_mask._version, dtype, bias)
+    bias = _bias(key_padding_mask, dtype)
+    _BIAS = (key_padding_mask, key_padding_mask._version, dtype, bias)
     return bias
+
+
+def _bias(key_padding_mask: Tensor, dtype: torch.dtype) -> Tensor:
+    zeros = torch.zeros(key_padding_mask.shape, dtype=dtype, device=key_padding_mask.device)
+    return zeros.masked_fill_(key_padding_mask, float("-inf"))[:, None, None, :]
 
 
 def sdpa_mask(key_padding_mask: Tensor | None, causal: bool, tq: int, tk: int, dtype: torch.dtype,
