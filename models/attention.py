@@ -108,6 +108,43 @@ def attention_mask(
     return allowed
 
 
+_BIAS: tuple[Tensor, int, torch.dtype, Tensor] | None = None
+"""The last :func:`padding_bias`: its mask, the mask's ``_version``, the dtype and the bias."""
+
+
+def padding_bias(key_padding_mask: Tensor, dtype: torch.dtype) -> Tensor:
+    """The additive mask ``(B, 1, 1, Tk)`` of ``key_padding_mask (B, Tk)`` (True at pads): ``-inf`` at pads, 0
+    elsewhere, in ``dtype`` (the queries').
+
+    SDPA turns a boolean mask into this on every call (``where(~mask, -inf, 0)``: three operations, and three more
+    to invert and unsqueeze the mask here); every layer of a stack (and every step of a search) passes the same
+    mask tensor, so the last mask's bias is kept and reused while that tensor is unchanged (its ``_version``): the
+    same maths, made once per forward. Not under ``torch.compile``, which fuses the conversion itself.
+    """
+    global _BIAS
+    if torch.compiler.is_compiling():  # nothing global read or written: no guard on it, no recompilation
+        return _bias(key_padding_mask, dtype)
+    last = _BIAS
+    if last is not None and last[0] is key_padding_mask and last[1] == key_padding_mask._version and last[2] == dtype:
+        return last[3]
+    bias = _bias(key_padding_mask, dtype)
+    _BIAS = (key_padding_mask, key_padding_mask._version, dtype, bias)
+    return bias
+
+
+def _bias(key_padding_mask: Tensor, dtype: torch.dtype) -> Tensor:
+    zeros = torch.zeros(key_padding_mask.shape, dtype=dtype, device=key_padding_mask.device)
+    return zeros.masked_fill_(key_padding_mask, float("-inf"))[:, None, None, :]
+
+
+def sdpa_mask(key_padding_mask: Tensor | None, causal: bool, tq: int, tk: int, dtype: torch.dtype,
+              device: torch.device) -> Tensor | None:
+    """The mask SDPA gets: :func:`padding_bias` when only padding is masked, else :func:`attention_mask`."""
+    if key_padding_mask is not None and not (causal and tq > 1):
+        return padding_bias(key_padding_mask, dtype)
+    return attention_mask(key_padding_mask, causal, tq, tk, device)
+
+
 Fuse = Literal["qkv", "kv"] | None
 """How a plain attention computes its input projections: ``"qkv"`` (self-attention: ``[Q K V] = x W_qkv^T + b``,
 one matrix multiply), ``"kv"`` (encoder attention: ``Q`` from the queries, ``[K V]`` from the memory in one), or
@@ -257,7 +294,7 @@ class MultiheadAttention(nn.Module):
             if causal and cache is None:  # a whole right-padded sequence: see the class docstring
                 out = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
             else:
-                mask = attention_mask(key_padding_mask, causal, tq, k.size(2), x.device)
+                mask = sdpa_mask(key_padding_mask, causal, tq, k.size(2), q.dtype, x.device)
                 out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
         else:
             if memory.size(0) != n and n % memory.size(0):
@@ -266,7 +303,7 @@ class MultiheadAttention(nn.Module):
             b = k.size(0)
             beams = n // b if b else 0
             q = self.q_proj(x, langs).reshape(b, beams * tq, self.heads, self.head_dim).transpose(1, 2)
-            mask = attention_mask(key_padding_mask, False, beams * tq, k.size(2), x.device)
+            mask = sdpa_mask(key_padding_mask, False, beams * tq, k.size(2), q.dtype, x.device)
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # (B, H, k Tq, Dh)
         out = out.transpose(1, 2).reshape(n, tq, self.embed_dim)  # (N, Tq, D)
         return self.out_proj(out, langs)

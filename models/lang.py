@@ -25,7 +25,7 @@ cannot trace (a graph break per property read); values are cached in the instanc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -176,6 +176,7 @@ class LangContext:
         if self.host is not None and len(self.host.src) != len(self.src):
             raise ValueError(f"{len(self.host.src)} host ids for {len(self.src)} rows")
         self.__dict__["_tiles"] = {}  # tiled(): shared with every context with_() derives, found once for all
+        self.__dict__["_memo"] = {}  # memo(): likewise
 
     @classmethod
     def from_ids(
@@ -247,6 +248,15 @@ class LangContext:
         tiles, src, tgt = cache[key]
         return LangContext(src, tgt, self.route, self.progress, tiling=tiles)
 
+    def memo(self, key: Hashable, make: Callable[[], Tensor]) -> Tensor:
+        """``make()``, made once per context and ``key`` and shared with the contexts :meth:`with_` derives: a value
+        of the batch's rows that every module of a kind computes alike (e.g. the rows of a keyed table,
+        ``models/ls/keys.py``), so that a model computes it once per forward, not once per module."""
+        cache: dict[Hashable, Tensor] = self.__dict__["_memo"]
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
+
     def groups(self, side: Side) -> RowGroups:
         """The rows of each ``side`` language (:class:`RowGroups`), found once per context and side on the host
         and shared with the contexts :meth:`with_` derives."""
@@ -297,7 +307,7 @@ class LangContext:
     def with_(self, **changes: Any) -> LangContext:
         """This context with ``route=``/``progress=``/``padding=`` replaced (what is known of its rows is kept)."""
         out = replace(self, **changes)
-        for name in ("ids", "uniform_src", "uniform_tgt", "_groups", "_tiles"):
+        for name in ("ids", "uniform_src", "uniform_tgt", "_groups", "_tiles", "_memo"):
             if name in self.__dict__:
                 out.__dict__[name] = self.__dict__[name]
         return out

@@ -104,17 +104,19 @@ def top_w(p: Tensor, w: int, renormalise: bool = True) -> Tensor:
 
 class MixFunction(torch.autograd.Function):
     """Eq. 2's mix ``y_n = sum_j p_nj (h_n W_j)`` of ``h (N, d)``, ``p (N, k)`` and the bank ``weight (d, k, d)``
-    in three bank products, saving only ``h`` and ``p`` (module docstring). Under CUDA autocast both passes run at
-    the autocast dtype (``torch.amp.custom_fwd/custom_bwd``); the backward casts to the incoming gradient's dtype,
-    so a CPU autocast forward (``benchmarks/ls_speed.py --precision bf16``) differentiates too."""
+    in three bank products, saving only ``h`` and ``p`` (module docstring). The products call ``mm``/``bmm``
+    themselves (``@`` on 3-D operands adds broadcasting views around each: ``expand``, ``view``, ``_unsafe_view``).
+    Under CUDA autocast both passes run at the autocast dtype (``torch.amp.custom_fwd/custom_bwd``); the backward
+    casts to the incoming gradient's dtype, so a CPU autocast forward (``benchmarks/ls_speed.py --precision bf16``)
+    differentiates too."""
 
     @staticmethod
     @torch.amp.custom_fwd(device_type="cuda")
     def forward(ctx: Any, h: Tensor, p: Tensor, weight: Tensor) -> Tensor:
         d, k = weight.shape[0], weight.shape[1]
         ctx.save_for_backward(h, p, weight)
-        y = h @ weight.view(d, k * d)  # (N, k d)
-        return (p.unsqueeze(-2) @ y.view(-1, k, d)).squeeze(-2)  # (N, 1, k) @ (N, k, d) -> (N, d)
+        y = torch.mm(h, weight.view(d, k * d))  # (N, k d)
+        return torch.bmm(p.unsqueeze(-2), y.view(-1, k, d)).squeeze(-2)  # (N, 1, k) @ (N, k, d) -> (N, d)
 
     @staticmethod
     @torch.amp.custom_bwd(device_type="cuda")
@@ -122,16 +124,16 @@ class MixFunction(torch.autograd.Function):
         h, p, weight = ctx.saved_tensors
         d, k = weight.shape[0], weight.shape[1]
         hc, pc, wc = h.to(g.dtype), p.to(g.dtype), weight.to(g.dtype)
-        z = (g @ wc.view(d * k, d).t()).view(-1, d, k)  # (N, d, k): z[n, a, j] = sum_b W_j[a, b] g[n, b]
+        z = torch.mm(g, wc.view(d * k, d).t()).view(-1, d, k)  # (N, d, k): z[n, a, j] = sum_b W_j[a, b] g[n, b]
         dh = dp = dw = None
         if ctx.needs_input_grad[0]:
-            dh = (z @ pc.unsqueeze(-1)).squeeze(-1).to(h.dtype)  # (N, d, k) @ (N, k, 1)
+            dh = torch.bmm(z, pc.unsqueeze(-1)).squeeze(-1).to(h.dtype)  # (N, d, k) @ (N, k, 1)
         if ctx.needs_input_grad[1]:
-            dp = (hc.unsqueeze(-2) @ z).squeeze(-2).to(p.dtype)  # (N, 1, d) @ (N, d, k)
+            dp = torch.bmm(hc.unsqueeze(-2), z).squeeze(-2).to(p.dtype)  # (N, 1, d) @ (N, d, k)
         del z  # one (N, d k) temporary at a time
         if ctx.needs_input_grad[2]:
             outer = (hc.unsqueeze(-1) * pc.unsqueeze(-2)).view(-1, d * k)  # (N, d k): h_a p_j
-            dw = (outer.t() @ g).view(d, k, d).to(weight.dtype)  # (d k, N) @ (N, d)
+            dw = torch.mm(outer.t(), g).view(d, k, d).to(weight.dtype)  # (d k, N) @ (N, d)
         return dh, dp, dw
 
 
@@ -158,7 +160,8 @@ class CLMModule(nn.Module):
 
     def forward(self, h: Tensor, langs: LangContext) -> Tensor:
         """``(B, T, d)`` -> ``(B, T, d)``."""
-        ids = self._ids(langs)
+        keyed = self.proportions is None or self.proportions.weight.size(0) > 1  # sCLM's one P needs no ids
+        ids = self._ids(langs) if keyed else 0
         if self.proportions is None:  # LS ablation: one map per key, no gate
             return self.norm(h + keyed_matmul(h, self.bank.weight, ids))
         p = self.proportions(h, ids)  # (B, T, k)

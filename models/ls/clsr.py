@@ -58,19 +58,33 @@ class LangProjection(nn.Module):
 
 
 class Budget(nn.Module):
-    """Collects every gate's ``(sum g, count)`` over the real tokens of the last forward; one instance per model."""
+    """Collects every gate's ``(g, padding)`` of the last forward; one instance per model. The sums are taken in
+    :meth:`totals`, once per group of gates that share a padding mask and shape (a stack's sublayers): one stack, one
+    product and two sums per group instead of per gate, the same sum."""
 
     def __init__(self, cfg: CLSRConfig) -> None:
         super().__init__()
         self.p, self.weight = cfg.budget, cfg.budget_weight
-        self.stats: dict[int, tuple[Tensor, Tensor | int]] = {}
+        self.stats: dict[int, tuple[Tensor, Tensor | None]] = {}
+
+    def totals(self) -> tuple[Tensor, Tensor | int]:
+        """``(sum of g, count)`` over every gate decision of the last forward on a real token."""
+        groups: dict[tuple[int, tuple[int, ...]], tuple[Tensor | None, list[Tensor]]] = {}
+        for g, padding in self.stats.values():
+            groups.setdefault((id(padding), tuple(g.shape)), (padding, []))[1].append(g)
+        sums: list[Tensor] = []
+        count: Tensor | int = 0
+        for padding, gates in groups.values():
+            s, n = gate_stats(torch.stack(gates) if len(gates) > 1 else gates[0], padding)
+            sums.append(s)
+            count = count + n
+        return (torch.stack(sums).sum() if len(sums) > 1 else sums[0]), count
 
     def aux_loss(self) -> Tensor | None:
         """``weight * |sum g / count - p|`` over all gates of the last forward."""
         if not self.stats:
             return None
-        total = torch.stack([s for s, _ in self.stats.values()]).sum()
-        count = sum(n for _, n in self.stats.values())
+        total, count = self.totals()
         return self.weight * (total / count - self.p).abs()
 
 
@@ -90,14 +104,14 @@ class CLSRGate(nn.Module):
 
 
 def gate_stats(g: Tensor, padding: Tensor | None) -> tuple[Tensor, Tensor | int]:
-    """``(sum of g, count)`` over the real tokens: ``g (B, T, 1)``, ``padding (B, T)`` True at pads (``None``: no
-    pad). The count stays a tensor (no host sync)."""
+    """``(sum of g, count)`` over the real tokens: ``g (..., B, T, 1)`` (one gate, or several stacked),
+    ``padding (B, T)`` True at pads (``None``: no pad). The count stays a tensor (no host sync)."""
     if padding is None:
         return g.float().sum(), g.numel()
-    if padding.shape != g.shape[:-1]:
+    if padding.shape != g.shape[-3:-1]:
         raise ValueError(f"padding mask {tuple(padding.shape)} does not match the gated positions {tuple(g.shape)}")
     real = (~padding).unsqueeze(-1).to(torch.float32)  # (B, T, 1)
-    return (g.float() * real).sum(), real.sum()
+    return (g.float() * real).sum(), real.sum() * (g.numel() // real.numel())
 
 
 class CLSRProjection(nn.Module):
@@ -110,9 +124,9 @@ class CLSRProjection(nn.Module):
     def forward(self, h: Tensor, langs: LangContext | None = None) -> Tensor:
         assert langs is not None, "CLSR needs the batch's languages"
         g = self.gate(h, langs.progress)  # (B, T, 1)
-        self.budget.stats[id(self)] = gate_stats(g, langs.padding)
+        self.budget.stats[id(self)] = (g, langs.padding)
         base = h if self.shared is None else self.shared(h, langs)
-        return g * self.lang(h, langs) + (1 - g) * base
+        return base + g * (self.lang(h, langs) - base)  # g lang + (1 - g) base in three operations, not four
 
     def active_parameters(self, src: int, tgt: int) -> Iterator[Tensor]:
         if self.shared is not None:

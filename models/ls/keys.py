@@ -61,11 +61,16 @@ def key_ids(key: Key, langs: LangContext, num_languages: int, pivot: int = 0) ->
         return src
     if src is not None and tgt is not None:
         return key_for(key, src, tgt, num_languages, pivot)
-    s, t = langs.src, langs.tgt
     if key == "tgt":
-        return t
+        return langs.tgt
     if key == "src":
-        return s
+        return langs.src
+    return langs.memo(("key_ids", key, num_languages, pivot), lambda: _mixed_ids(key, langs, num_languages, pivot))
+
+
+def _mixed_ids(key: Key, langs: LangContext, num_languages: int, pivot: int) -> Tensor:
+    """:func:`key_ids` of a batch of several directions, ``(B,)`` (made once per batch: ``LangContext.memo``)."""
+    s, t = langs.src, langs.tgt
     if key == "pair":
         return torch.where((t == pivot) & (s != pivot), num_languages + s, t)
     if key == "xx":
@@ -77,10 +82,12 @@ def key_ids(key: Key, langs: LangContext, num_languages: int, pivot: int = 0) ->
 def keyed_matmul(x: Tensor, table: Tensor, ids: int | Tensor) -> Tensor:
     """``x (B, T, a)`` times each row's matrix ``table[ids] (a, b)`` -> ``(B, T, b)``.
 
-    One matmul on a one-direction batch; a batched matmul over the gathered ``(B, a, b)`` matrices otherwise.
+    One matmul on a one-direction batch (a one-row table's matrix by ``squeeze``, a view whose gradient is one too,
+    where ``table[0]``'s gradient is a zero-filled copy); a batched matmul over the gathered ``(B, a, b)`` matrices
+    otherwise.
     """
     if isinstance(ids, int):
-        return x @ table[ids]
+        return x @ (table.squeeze(0) if table.size(0) == 1 else table[ids])
     return torch.bmm(x, table.index_select(0, ids))
 
 

@@ -32,11 +32,16 @@ def test_budget_loss_is_mean_gate_minus_p() -> None:
     model = _model(budget=0.3).train()
     src, prev = random_batch(2, 5, 4, 13)
     model(src, prev, LangContext.single(0, 1, 2))
-    stats = next(iter(_projections(model))).budget.stats
-    mean = sum(float(s.detach()) for s, _ in stats.values()) / sum(float(n) for _, n in stats.values())
+    budget = next(iter(_projections(model))).budget
+    assert len(budget.stats) == 2 * 2 + 2 * 3  # every gate of the forward
     real_src = int(src.ne(1).sum())  # random_batch pads sources (id 1); decoder inputs are unpadded
-    # encoder: 2 layers x (self, ffn) over the real source tokens; decoder: 2 layers x (self, cross, ffn) x 2x4
-    assert sum(float(n) for _, n in stats.values()) == 2 * 2 * real_src + 2 * 3 * 2 * 4
+    total = sum(float((g.detach() * ~pad.unsqueeze(-1)).sum()) if pad is not None else float(g.detach().sum())
+                for g, pad in budget.stats.values())  # each gate on its own real tokens
+    count = 2 * 2 * real_src + 2 * 3 * 2 * 4  # encoder: 2 layers x (self, ffn); decoder: 2 x (self, cross, ffn) x 2x4
+    mean = total / count
+    summed, counted = budget.totals()  # grouped by padding mask: the same sum, the same count
+    assert float(counted) == count
+    torch.testing.assert_close(summed.detach(), torch.tensor(total), rtol=1e-6, atol=1e-6)
     aux = model.aux_loss()
     assert aux is not None
     torch.testing.assert_close(aux.detach(), torch.tensor(abs(mean - 0.3)))
