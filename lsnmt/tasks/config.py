@@ -15,10 +15,11 @@ decay 1e-4, last checkpoint (TyDiQA-GoldP has no dev set besides the one reporte
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from lsnmt.data.config import DownloadConfig, TaskSource
 from lsnmt.languages import is_known
+from lsnmt.methods.schema import TaskMethodTable
 from lsnmt.typed import Count, FieldError, NonNegative, Positive, Range, Rate, SafeName, Seed
 from models.config.xlmr import EncoderConfig
 
@@ -105,11 +106,11 @@ class TaskPrepView:
 
 @dataclass(frozen=True, kw_only=True)
 class TaskTrainView:
-    """``task_train``: the tasks and their methods' entries (``{name: {kind: lms | lms_fd, ...}}``, typed by
-    :func:`lsnmt.methods.resolve_task` for the methods the stage trains)."""
+    """``task_train``: the tasks and their methods' entries (``{name: {kind: lms | lms_fd, ...}}``, typed at load;
+    :func:`lsnmt.methods.resolve_task` looks up the methods the stage trains)."""
 
     task_cfg: dict[SafeName, TaskConfig] = field(default_factory=dict)
-    task_method_cfg: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
+    task_method_cfg: TaskMethodTable = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
