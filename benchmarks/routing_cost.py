@@ -29,6 +29,7 @@ import dataclasses
 import functools
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,11 +45,13 @@ import models.tiles
 from lsnmt.data.corpus import Sample
 from lsnmt.experiment.params import Experiment, Params
 from lsnmt.methods import resolve
+from lsnmt.methods.schema import Method, MethodTable
 from lsnmt.train.dist import Dist
 from lsnmt.train.loss import default_criterion
 from lsnmt.train.ops import PAD, mixed_batch
 from lsnmt.train.optim import build_optimizer
 from lsnmt.train.update import Updater, update, updater
+from lsnmt.typed import build
 from models.build import build_transformer
 from models.config.kinds import passes
 from models.lang import LangContext
@@ -56,10 +59,10 @@ from models.ls import criterion
 from models.ls.lsl import LSLSearchConfig, search_factories
 from models.opcount import count_ops
 
-EXTRA: dict[str, dict[str, Any]] = {
+EXTRA: Mapping[str, Method] = build(MethodTable, {
     "lsl_attention": {"kind": "lsl", "src": [1], "tgt": [2], "components": "attention"},
     "per_target": {"kind": "lsl", "decoder": "per-target"},
-}
+}, "EXTRA")
 """Routed methods that ``default_gpu`` does not list: LS-ATTENTION (LSL Table 4) and a per-target decoder."""
 ROUTED = ("lsl", "fd", "switch", "clsr")
 

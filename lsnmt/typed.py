@@ -10,7 +10,9 @@ absent (``None``), so that every experiment can list every section DVC tracks.
 
 Constraints on one value are declared beside its field with ``Annotated``:
 ``max_steps: Annotated[int, Range(ge=1)] = 100_000``, ``name: SafeName``; ``build``
-checks them after the type. Relations between fields stay in ``__post_init__``.
+checks them after the type. Relations between fields stay in ``__post_init__``. A :class:`Builder` there builds
+the value itself (``Annotated[dict[SafeName, Method], Builder(fn)]``: the method tables, built once per entry at
+load by ``lsnmt.methods.schema``).
 :func:`load_yaml` reads YAML refusing duplicate keys (PyYAML keeps the last one); :func:`load_mapping` also
 checks that the document is a mapping, for the loaders that read a few keys of a params file without ``build``.
 """
@@ -22,6 +24,7 @@ import math
 import operator
 import re
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
@@ -60,6 +63,17 @@ class Range:
         if all(_OPS[op](value, b) for op, b in bounds):
             return None
         return f"must be {' and '.join(f'{op} {b}' for op, b in bounds)}, got {value!r}"
+
+
+@dataclass(frozen=True)
+class Builder:
+    """In ``Annotated[T, Builder(fn)]``: :func:`build` calls ``fn(data, path)`` (which raises
+    :class:`ConfigError` naming ``path``) instead of building ``T`` from its type hints."""
+
+    fn: Callable[[Any, str], Any]
+
+    def error(self, value: Any) -> str | None:
+        return None
 
 
 _OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
@@ -134,7 +148,8 @@ def build(tp: Any, data: Any, path: str) -> Any:
         return _build_dataclass(tp, data, path)
     if origin is Annotated:
         inner, *checks = get_args(tp)
-        value = build(inner, data, path)
+        own = next((c for c in checks if isinstance(c, Builder)), None)
+        value = own.fn(data, path) if own is not None else build(inner, data, path)
         for check in checks:
             if (message := check.error(value)) is not None:
                 raise ConfigError(f"{path}: {message}")
@@ -205,7 +220,10 @@ def _build_dataclass(cls: type, data: Any, path: str) -> Any:
 
 
 def to_dict(obj: Any) -> Any:
-    """Inverse of :func:`build`: plain dicts/lists for YAML or JSON dumps."""
+    """Inverse of :func:`build`: plain dicts/lists for YAML or JSON dumps. An object with an ``as_written()`` dumps
+    as what it returns (a typed method entry: the entry as params.yaml writes it, ``lsnmt.methods.schema.Method``)."""
+    if hasattr(obj, "as_written") and not isinstance(obj, type):
+        return to_dict(obj.as_written())
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, (tuple, list)):
@@ -276,6 +294,6 @@ def load_mapping(path: str | Path) -> dict[Any, Any]:
     return mapping_of(load_yaml(path), "<top>", path)
 
 
-__all__ = ["INT64", "MAX_SEED", "NAME_PATTERN", "ConfigError", "Count", "DuplicateKeyError", "FieldError", "Name",
-           "NonNegative", "Pattern", "Positive", "Range", "Rate", "SafeName", "Seed", "Sha256", "UniqueKeyLoader",
-           "build", "load_mapping", "load_yaml", "mapping_of", "to_dict"]
+__all__ = ["INT64", "MAX_SEED", "NAME_PATTERN", "Builder", "ConfigError", "Count", "DuplicateKeyError", "FieldError",
+           "Name", "NonNegative", "Pattern", "Positive", "Range", "Rate", "SafeName", "Seed", "Sha256",
+           "UniqueKeyLoader", "build", "load_mapping", "load_yaml", "mapping_of", "to_dict"]

@@ -3,14 +3,14 @@
 
     python -m stages.task_train --experiment default --log logs/default/task_train.log
 
-Reads ``task_cfg`` and ``task_method_cfg`` only (:class:`lsnmt.tasks.config.TaskTrainView`).
+Reads ``task_cfg`` and ``task_method_cfg`` only (:class:`lsnmt.tasks.train_view.TaskTrainView`).
 """
 
 from lsnmt import paths as P
 from lsnmt import record
 from lsnmt.methods import resolve_task
 from lsnmt.runner.base import Job, run_stage
-from lsnmt.tasks.config import TaskTrainView
+from lsnmt.tasks.train_view import TaskTrainView
 
 VIEW = TaskTrainView
 

@@ -119,7 +119,7 @@ def test_clm_trains_an_en_xx_and_an_xx_en_model_per_method(repo: Path) -> None:
             assert {m for e, m in trained if e == f"{base}_{side}"} == set(methods), (base, side)
     assert {e for e, _ in trained} == {"opus100_clm_enxx", "opus100_clm_xxen", "wmt14_enxx", "wmt14_xxen",
                                        "iwslt17_zeroshot"}
-    k = {e: PARAMS.get(e).method_cfg["sclm"]["features"] for e in ("opus100_clm_enxx", "opus100_clm_xxen",
+    k = {e: PARAMS.get(e).method_cfg["sclm"].cfg.features for e in ("opus100_clm_enxx", "opus100_clm_xxen",
                                                                     "wmt14_enxx", "wmt14_xxen")}
     assert k == {"opus100_clm_enxx": 280, "opus100_clm_xxen": 560, "wmt14_enxx": 35, "wmt14_xxen": 70}
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, Literal
 
 from lsnmt.data.config import check_langs
+from lsnmt.methods.schema import ClaimMethodTable
 from lsnmt.train.config import TrainConfig
 from lsnmt.typed import Count, FieldError, Range, SafeName, Seed
 from models.config.model import ModelConfig
@@ -42,7 +43,7 @@ class ClaimConfig:
     """Training of every job, a fixed budget (``max_steps``); ``seed`` is replaced by each of :attr:`seeds`, and
     ``batching`` by the method kind's (``TrainConfig.for_kind``, as ``stages/train.py``)."""
     beam: Count = 2
-    methods: dict[SafeName, dict[str, Any]]
+    methods: ClaimMethodTable
     """Methods beside ``naive`` (always trained, the baseline): ``method_cfg`` entries. FD and LMS+FD are decoded
     through both routes; the claims read the first method of each kind."""
     dense: dict[SafeName, dict[DenseKey, Count]] = field(default_factory=dict)
@@ -82,8 +83,6 @@ class ClaimConfig:
             )
         if not self.seeds or len(set(self.seeds)) != len(self.seeds):
             raise FieldError("seeds", f"one or more distinct seeds, got {list(self.seeds)}")
-        if "naive" in self.methods:
-            raise FieldError("methods.naive", "naive is always trained (the baseline) and takes no entry")
         for name, shape in self.dense.items():
             if name == "naive" or name in self.methods:
                 raise FieldError(f"dense.{name}", "is already a system: give the dense model its own name")

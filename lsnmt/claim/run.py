@@ -56,7 +56,7 @@ def system_record(cfg: ClaimConfig, spec: task.JobSpec, job: task.Job, system: m
         return {"method": NAIVE, "kind": None, "route": None, "settings": dict(cfg.dense[job.system]), "dense": True}
     kind, mcfg = methods.resolve_system(spec.method_cfg, system)
     route = next(iter(routes(kind, mcfg)), None)  # the configured route first
-    settings = to_dict(cfg.methods[job.method]) if job.method != NAIVE else {}
+    settings = to_dict(cfg.methods[job.method].entry) if job.method != NAIVE else {}
     return {"method": job.method, "kind": kind, "route": route, "settings": settings, "dense": False}
 
 

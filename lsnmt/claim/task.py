@@ -10,6 +10,7 @@ seed) and at most one ``method_cfg`` entry, so that the trainer (a :class:`lsnmt
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from lsnmt.data.config import DataConfig, SourceConfig
 from lsnmt.data.synthetic import Task, pivot_centric, write_shards
 from lsnmt.decode.config import DecodeConfig
 from lsnmt.methods import NAIVE
+from lsnmt.methods.schema import Method
 from lsnmt.train.config import TrainConfig
 from lsnmt.typed import to_dict
 from models.config.model import ModelConfig
@@ -51,7 +53,8 @@ class JobSpec:
     model: ModelConfig
     train: TrainConfig
     decode: DecodeConfig
-    method_cfg: dict[str, dict[str, Any]]
+    method_cfg: Mapping[str, Method]
+    """The job's method entry, typed (``claim.methods``); none for naive."""
 
     @property
     def decode_positions(self) -> int:
@@ -97,6 +100,6 @@ def spec(name: str, cfg: ClaimConfig, job: Job) -> JobSpec:
                       eval_directions="en-centric", tags="target-prefix",
                       sources=(SourceConfig(name="synthetic", kind="embedded", splits=("train", "valid", "test")),),
                       citation="synthetic task (lsnmt.data.synthetic)")
-    method_cfg = {} if job.method == NAIVE else {job.method: dict(cfg.methods[job.method])}
+    method_cfg = {} if job.method == NAIVE else {job.method: cfg.methods[job.method]}
     return JobSpec(name=name, data=data, model=model(cfg, job), train=dataclasses.replace(cfg.train, seed=job.seed),
                    decode=DecodeConfig(beam=cfg.beam, max_len_a=MAX_LEN_A, max_len_b=MAX_LEN_B), method_cfg=method_cfg)

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated
 
 from lsnmt.data.config import DataConfig
+from lsnmt.methods.schema import MethodTable
 from lsnmt.train.config import TrainConfig
-from lsnmt.typed import Count, FieldError, NonNegative, Range, SafeName
+from lsnmt.typed import Count, FieldError, NonNegative, Range
 from lsnmt.view import section
 from models.config.model import ModelConfig
 
@@ -44,8 +45,8 @@ class TranslateView:
     data: DataConfig
     model: ModelConfig = field(default_factory=ModelConfig)
     decode: DecodeConfig = field(default_factory=DecodeConfig)
-    method_cfg: dict[SafeName, dict[str, Any]] = section("method_cfg.{method}", default_factory=dict)
-    """``{method: its entry}`` (none for ``naive`` without one: :func:`lsnmt.methods.resolve`)."""
+    method_cfg: MethodTable = section("method_cfg.{method}", default_factory=dict)
+    """``{method: its entry}``, typed at load (none for ``naive`` without one: :func:`lsnmt.methods.resolve`)."""
     train: TrainConfig = field(default_factory=TrainConfig)
 
     @property

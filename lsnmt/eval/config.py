@@ -4,10 +4,11 @@ view (:mod:`lsnmt.view`). Torch-free, as the stage table and ``lsnmt.experiment.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated
 
 from lsnmt.data.config import DEFAULT_METRICS, DataConfig, Metric
 from lsnmt.decode.config import DecodeConfig
+from lsnmt.methods.schema import MethodTable
 from lsnmt.train.config import TrainConfig
 from lsnmt.typed import Count, FieldError, Positive, Range, SafeName, Seed
 from models.config.model import ModelConfig
@@ -84,7 +85,7 @@ class EvaluateView:
     train: TrainConfig = field(default_factory=TrainConfig)
     decode: DecodeConfig = field(default_factory=DecodeConfig)
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
-    method_cfg: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
+    method_cfg: MethodTable = field(default_factory=dict)
 
     @property
     def decode_positions(self) -> int:

@@ -32,6 +32,7 @@ from lsnmt.data.config import (
 )
 from lsnmt.decode.config import DecodeConfig
 from lsnmt.eval.config import EvaluateConfig
+from lsnmt.methods.schema import MethodTable, TaskMethodTable
 from lsnmt.methods.schema import check as check_methods
 from lsnmt.tasks.config import TaskConfig
 from lsnmt.train.config import TrainConfig
@@ -68,11 +69,12 @@ class Experiment:
     train: TrainConfig = field(default_factory=TrainConfig)
     decode: DecodeConfig = field(default_factory=DecodeConfig)
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
-    method_cfg: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
+    method_cfg: MethodTable = field(default_factory=dict)
     """Language-specific methods of this experiment: ``{name: {kind: <models.config.kinds.KINDS key>, ...its
-    settings}}``, checked by ``Params.load`` and built by ``lsnmt.methods.resolve``; a name listed in the
-    top-level ``methods`` is ``naive`` or a key here."""
-    task_method_cfg: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
+    settings}}``, each built once, at load, into a :class:`lsnmt.methods.schema.Method` (its kind's typed config;
+    ``lsnmt.methods.resolve`` looks one up); a name listed in the top-level ``methods`` is ``naive`` or a key
+    here."""
+    task_method_cfg: TaskMethodTable = field(default_factory=dict)
     """Methods of the tasks, like ``method_cfg`` (kinds ``lms`` and ``lms_fd``, inserted into XLM-R's FFNs);
     a name in ``task_methods`` is ``naive`` or a key here."""
     search: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
@@ -220,7 +222,7 @@ class Params:
         raw = load_yaml(path)
         try:
             params = build(cls, raw, "")
-            check_methods(params)  # every method entry builds into its kind's config
+            check_methods(params)  # what spans sections (the method entries are typed by build)
         except ConfigError as exc:
             raise ConfigError(f"{path}: {exc}") from None
         return params.with_names()

@@ -26,7 +26,8 @@ from lsnmt.claim.config import ClaimView
 from lsnmt.data.config import DownloadView, EncodeView, PrepareView, SampleView, SpmView
 from lsnmt.decode.config import TranslateView
 from lsnmt.eval.config import EvaluateView
-from lsnmt.tasks.config import TaskEvalView, TaskPrepView, TaskTrainView
+from lsnmt.tasks.config import TaskEvalView, TaskPrepView
+from lsnmt.tasks.train_view import TaskTrainView
 from lsnmt.train.config import SearchView, TrainView
 from lsnmt.typed import load_yaml
 from lsnmt.view import keys

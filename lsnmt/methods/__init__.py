@@ -2,8 +2,9 @@
 
 ``experiments.<exp>.method_cfg.<name>: {kind: lms, rank: 32, ...}`` names a
 language-specific method: ``kind`` picks the entry of ``models.config.kinds.KINDS`` and
-the other keys are built into that kind's frozen config dataclass (unknown keys
-and wrong types raise :class:`~lsnmt.typed.ConfigError` naming the key path). The
+the other keys are built into that kind's frozen config dataclass, once, when the file or a stage's view is loaded
+(:class:`lsnmt.methods.schema.Method`; unknown keys and wrong types raise :class:`~lsnmt.typed.ConfigError` naming
+the key path); :func:`resolve` looks one up and builds nothing. The
 name ``naive`` is the plain multilingual model, an entry without settings (``naive: {kind: naive}``), so that
 each ``train@<method>`` tracks exactly its own entry (``lsnmt.graph.stages``).
 
@@ -39,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsnmt.data.layout import PRIMARY_TEST, test_set_subdir
 from lsnmt.io import DataError
-from lsnmt.methods.schema import NAIVE, task_entry, typed_entry
+from lsnmt.methods.schema import NAIVE, Method
 from lsnmt.typed import ConfigError, to_dict
 from models.config import kinds
 from models.config.model import ModelConfig, resolve_dims
@@ -48,8 +49,7 @@ if TYPE_CHECKING:
     from lsnmt.train.config import TrainConfig
 
 __all__ = ["NAIVE", "System", "batching_by_kind", "bind", "record", "resolve", "resolve_system", "resolve_task",
-           "search_dir", "systems", "task_entry", "train_settings", "typed_entry", "with_route",
-           "with_top_w"]
+           "search_dir", "systems", "train_settings", "with_route", "with_top_w"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,26 +77,27 @@ class System:
         return results_dir / "translate" / self.method / self.subdir / test_set_subdir(test_set)
 
 
-def resolve(method_cfg: Mapping[str, Any], name: str, where: str = "method_cfg") -> tuple[str | None, Any]:
+def resolve(method_cfg: Mapping[str, Method], name: str, where: str = "method_cfg") -> tuple[str | None, Any]:
     """``(kind, typed config)`` of method ``name`` in ``method_cfg`` (the section found at ``where``,
-    ``experiments.<exp>.method_cfg``, or one that holds the method's entry only); ``(None, None)`` for ``naive``."""
+    ``experiments.<exp>.method_cfg``, or one that holds the method's entry only), typed at load (a lookup: it builds
+    nothing); ``(None, None)`` for ``naive``."""
     if name == NAIVE:
         return None, None
     if name not in method_cfg:
         known = ", ".join([NAIVE, *method_cfg])
         raise ConfigError(f"method {name!r} is not defined under {where} (known: {known})")
-    return typed_entry(method_cfg[name], f"{where}.{name}")
+    return method_cfg[name].kind, method_cfg[name].cfg
 
 
-def resolve_task(task_method_cfg: Mapping[str, Any], name: str, where: str) -> tuple[str | None, Any]:
+def resolve_task(task_method_cfg: Mapping[str, Method], name: str, where: str) -> tuple[str | None, Any]:
     """``(kind, typed config)`` of task method ``name`` in ``task_method_cfg`` (the section found at ``where``,
-    ``experiments.<exp>.task_method_cfg``); ``(None, None)``: naive."""
+    ``experiments.<exp>.task_method_cfg``), a lookup as :func:`resolve`; ``(None, None)``: naive."""
     if name == NAIVE:
         return None, None
     if name not in task_method_cfg:
         known = ", ".join([NAIVE, *task_method_cfg])
         raise ConfigError(f"task method {name!r} is not defined under {where} (known: {known})")
-    return task_entry(task_method_cfg[name], f"{where}.{name}")
+    return task_method_cfg[name].kind, task_method_cfg[name].cfg
 
 
 def batching_by_kind(train: TrainConfig) -> dict[str, str]:
@@ -127,7 +128,7 @@ def with_top_w(kind: str | None, cfg: Any, w: int | None) -> Any:
     return cfg if w is None else kinds.with_sweep(kind, cfg, w)
 
 
-def systems(method_cfg: Mapping[str, Any], name: str, where: str = "method_cfg") -> tuple[System, ...]:
+def systems(method_cfg: Mapping[str, Method], name: str, where: str = "method_cfg") -> tuple[System, ...]:
     """The systems of trained method ``name`` (of ``method_cfg``, found at ``where``: :func:`resolve`): the method
     through its configured route, then ``<name>_<route>`` through each other route, then ``<name>_w<w>`` for each
     ``w`` of its top-w sweep (module docstring)."""
@@ -137,7 +138,8 @@ def systems(method_cfg: Mapping[str, Any], name: str, where: str = "method_cfg")
             *(System(name=f"{name}_w{w}", method=name, top_w=w) for w in kinds.sweep(kind, cfg)))
 
 
-def resolve_system(method_cfg: Mapping[str, Any], system: System, where: str = "method_cfg") -> tuple[str | None, Any]:
+def resolve_system(method_cfg: Mapping[str, Method], system: System,
+                   where: str = "method_cfg") -> tuple[str | None, Any]:
     """``(kind, typed config)`` that decodes ``system``: its method's (:func:`resolve`), through its route, with its
     top-w."""
     kind, cfg = resolve(method_cfg, system.method, where)

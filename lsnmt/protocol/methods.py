@@ -6,6 +6,7 @@ kind's default, ``models/config``); the source names where the method and the va
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from lsnmt.experiment.params import Experiment
@@ -45,7 +46,7 @@ METHOD_SOURCES: dict[str, dict[str, str]] = {
 name: the kind's own source, ``models.config.kinds.Kind.source``)."""
 
 
-def settings(entry: dict[str, Any]) -> str:
+def settings(entry: Mapping[str, Any]) -> str:
     """``key value`` pairs of a ``method_cfg`` entry, ``kind`` apart; ``–`` for none."""
     return ", ".join(f"{k} {_value(v)}" for k, v in entry.items() if k != "kind") or "–"
 
@@ -60,7 +61,8 @@ def rows(exp: Experiment, paper: str) -> list[tuple[str, str, str, str]]:
     """``(method, kind, settings, source)`` of every method the experiment trains (its ``methods`` list)."""
     out = []
     for name in exp.methods or ("naive", *exp.method_cfg):
-        entry = exp.method_cfg.get(name, {"kind": "naive"})
+        method = exp.method_cfg.get(name)
+        entry = {"kind": "naive"} if method is None else method.entry  # as written (a key left out: its default)
         kind = str(entry.get("kind", "naive"))
         own = KINDS[kind].source if kind in KINDS else ""
         out.append((name, kind, settings(entry), METHOD_SOURCES.get(paper, {}).get(kind, own)))

@@ -49,8 +49,8 @@ def section(params: Params) -> list[str]:
         for task, cfg in exp.task_cfg.items():
             out += ["", f"## {name}: {task} (lmsfd)", "", *table(("setting", "value", "source"), rows(cfg))]
         methods = exp.task_methods or ("naive", *exp.task_method_cfg)
-        body = [(m, str(exp.task_method_cfg.get(m, {"kind": "naive"})["kind"]),
-                 settings(exp.task_method_cfg.get(m, {})), METHOD_SOURCE.get(m, "")) for m in methods]
+        entries = {m: exp.task_method_cfg[m].entry if m in exp.task_method_cfg else {"kind": "naive"} for m in methods}
+        body = [(m, str(entries[m]["kind"]), settings(entries[m]), METHOD_SOURCE.get(m, "")) for m in methods]
         out += ["", f"Methods of `{name}` (task_method_cfg):", "", *table(("method", "kind", "settings", "source"),
                                                                            body)]
     return out

@@ -15,7 +15,7 @@ decay 1e-4, last checkpoint (TyDiQA-GoldP has no dev set besides the one reporte
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from lsnmt.data.config import DownloadConfig, TaskSource
 from lsnmt.languages import is_known
@@ -92,7 +92,8 @@ class TaskConfig:
 
 
 # The task stages' views (lsnmt.view): exactly the keys each reads; their job lists come with the runner (``tasks``,
-# ``task_methods``: :func:`lsnmt.view.job_list`).
+# ``task_methods``: :func:`lsnmt.view.job_list`). task_train's, which types the methods' entries, lies in
+# ``lsnmt/tasks/train_view.py``: task_prep and task_eval import no method schema.
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,15 +102,6 @@ class TaskPrepView:
 
     task_cfg: dict[SafeName, TaskConfig] = field(default_factory=dict)
     download: DownloadConfig = field(default_factory=DownloadConfig)
-
-
-@dataclass(frozen=True, kw_only=True)
-class TaskTrainView:
-    """``task_train``: the tasks and their methods' entries (``{name: {kind: lms | lms_fd, ...}}``, typed by
-    :func:`lsnmt.methods.resolve_task` for the methods the stage trains)."""
-
-    task_cfg: dict[SafeName, TaskConfig] = field(default_factory=dict)
-    task_method_cfg: dict[SafeName, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from lsnmt.data.config import DataConfig
+from lsnmt.methods.schema import MethodTable
 from lsnmt.typed import Count, FieldError, NonNegative, Positive, Range, Rate, SafeName, Seed
 from lsnmt.view import section
 from models.config.model import ModelConfig
@@ -125,5 +126,5 @@ class TrainView:
     data: DataConfig
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
-    method_cfg: dict[SafeName, dict[str, Any]] = section("method_cfg.{method}", default_factory=dict)
-    """``{method: its entry}`` (none for ``naive`` without one: :func:`lsnmt.methods.resolve`)."""
+    method_cfg: MethodTable = section("method_cfg.{method}", default_factory=dict)
+    """``{method: its entry}``, typed at load (none for ``naive`` without one: :func:`lsnmt.methods.resolve`)."""

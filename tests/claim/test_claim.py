@@ -141,7 +141,7 @@ def test_each_kind_trains_with_its_batching(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setattr(train_method_module, "train", record)
     claim = build(ClaimConfig, {**TINY, "train": {**TINY["train"], "batching": "direction"}, "dense": {},
                                 "methods": {"switch": {"kind": "switch", "experts": 2}}}, "claim")
-    exp = dataclasses.replace(_exp(TINY), method_cfg={"switch": dict(claim.methods["switch"])}, model=claim.model,
+    exp = dataclasses.replace(_exp(TINY), method_cfg={"switch": claim.methods["switch"]}, model=claim.model,
                               train=claim.train)
     for method in ("naive", "switch"):
         measure.train_job(exp, method, tmp_path, tmp_path / method)

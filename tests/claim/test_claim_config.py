@@ -66,5 +66,5 @@ def test_only_the_default_experiment_configures_a_claim() -> None:
     assert [n for n, e in params.experiments.items() if e.claim is not None] == ["default", "default_gpu"]
     assert params.get("default_gpu").claim == params.get("default").claim  # the same claim at both scales
     claim = params.get("default").claim
-    assert claim.model.embed_dim == 16 and {m["kind"] for m in claim.methods.values()} == {"lms", "fd", "lsl"}
+    assert claim.model.embed_dim == 16 and {m.kind for m in claim.methods.values()} == {"lms", "fd", "lsl"}
     assert claim.scramble and len(claim.dense) == 2 and len(claim.seeds) >= 2  # the claims' dense baselines, seeds

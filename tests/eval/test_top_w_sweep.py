@@ -20,6 +20,7 @@ from lsnmt.decode.translate import LENGTH_LIMIT, translate_method
 from lsnmt.eval import analyses
 from lsnmt.eval.summary import evaluate
 from lsnmt.methods import resolve
+from lsnmt.methods.schema import typed_entry
 from models.build import build_transformer
 from tests.data.helpers import experiment as data_experiment
 from tests.eval.helpers import experiment, flores, make_world, train_spm, translate_view
@@ -93,7 +94,11 @@ def test_evaluate_scores_sweep_systems_and_reports_the_length_limit(
     warning names the system and directions with cut hypotheses, and a folder without counts reads ``None``."""
     exp = experiment(similarity_sets=[], tsne_sets=[])
     exp = dataclasses.replace(
-        exp, method_cfg={**exp.method_cfg, "sclm": {"kind": "clm", "features": 2, "sweep_top_w": [1]}}
+        exp,
+        method_cfg={
+            **exp.method_cfg,
+            "sclm": typed_entry({"kind": "clm", "features": 2, "sweep_top_w": [1]}, "method_cfg.sclm"),
+        },
     )
     monkeypatch.setattr(analyses, "atp_analysis", lambda *a, **k: {"atp of": "the method's own system"})
     monkeypatch.setattr(analyses, "load_split", lambda *a, **k: [])  # the world has no encoded test shards

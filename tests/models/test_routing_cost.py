@@ -27,8 +27,10 @@ import models.lang
 import models.tiles
 from lsnmt.data.corpus import Sample
 from lsnmt.experiment.params import Params
+from lsnmt.methods.schema import MethodTable
 from lsnmt.train.loss import default_criterion
 from lsnmt.train.ops import mixed_batch, update_ops
+from lsnmt.typed import build
 from models.build import build_transformer
 from models.config.kinds import KINDS, passes
 from models.lang import LangContext
@@ -153,7 +155,7 @@ def test_routing_adds_a_fixed_small_number_of_operations_per_update() -> None:
     method with the plain model's maths at most ``BOUND`` more than the plain model (per training pass)."""
     exp = Params.load().get("default_gpu")
     model = dataclasses.replace(exp.model, embed_dim=32, ffn_dim=64)
-    exp = dataclasses.replace(exp, model=model, method_cfg={**exp.method_cfg, **EXTRA})
+    exp = dataclasses.replace(exp, model=model, method_cfg={**exp.method_cfg, **build(MethodTable, EXTRA, "EXTRA")})
     mixed = mixed_batch(exp, 8000, max_tokens=1024, length=12)
     one = dataclasses.replace(mixed, langs=LangContext.single(1, 0, len(mixed.langs)))
     naive = update_ops(exp, "naive", sample=mixed).total

@@ -20,6 +20,7 @@ from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.data.synthetic import Task, write_shards
 from lsnmt.decode.translate import load_model, translate_direction
 from lsnmt.experiment.params import Experiment
+from lsnmt.methods.schema import typed_entry
 from lsnmt.train.arch_search import run_search
 from lsnmt.train.method import train_method as train_the_method
 from models.build import build_transformer
@@ -68,8 +69,8 @@ def score(exp: Experiment, name: str, model_path: Path, bin_dir: Path, **overrid
     """Decode the test split with ``translate``'s loader and beam search; ``overrides`` replace fields of the
     method's config (e.g. ``route="ls"``: the same weights through the other route)."""
     if overrides:
-        entry = {**exp.method_cfg[name], **overrides}
-        exp = dataclasses.replace(exp, method_cfg={**exp.method_cfg, name: entry})
+        entry = {**exp.method_cfg[name].entry, **overrides}
+        exp = dataclasses.replace(exp, method_cfg={**exp.method_cfg, name: typed_entry(entry, f"method_cfg.{name}")})
     vocab = Vocab.load(bin_dir)
     model = load_model(name, model_path, vocab, exp=exp.name, model=exp.model, positions=exp.decode_positions,
                        method_cfg=exp.method_cfg)

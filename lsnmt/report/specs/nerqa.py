@@ -96,7 +96,7 @@ def describe_tasks(task: str):
             return f"experiment `{exp.name}` has no task {task!r}"
         enc = (f"pretrained `{t.encoder.name}`" if t.encoder.init == "pretrained" else
                f"random XLM-R {t.encoder.hidden_size}/{t.encoder.ffn_dim}, {t.encoder.layers} layers")
-        methods = ", ".join(f"{k} d={v.get('rank')}" for k, v in exp.task_method_cfg.items())
+        methods = ", ".join(f"{k} d={v.cfg.rank}" for k, v in exp.task_method_cfg.items())
         return (f"experiment `{exp.name}`, task `{task}` ({t.kind.upper()}, {len(t.languages)} languages; "
                 f"{t.citation or t.source.kind}); {enc}; {t.epochs} epochs, batch {t.batch_size}, lr {t.lr:g}, "
                 f"seeds {', '.join(map(str, t.seeds))}; {methods}")
