@@ -31,7 +31,8 @@ from lsnmt.report.claim_answer import claim_md, md_table
 from lsnmt.report.runs import Results
 from lsnmt.report.specs import claim as claim_spec
 
-DONE = re.compile(r": (\S+): done in (\d+) s$")
+DONE = re.compile(r": (?:\[\d+/\d+\] )?(\S+): done in (\d+) s$")
+"""A stage's end line, with its place in the run under DVC (``[12/41] train: done in 60 s``: ``console.place``)."""
 DEVICE = re.compile(r"parameters .*, device (\S+),")
 
 

@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _logs(root: Path) -> Path:
-    """``logs/default`` as the stages write it: a train start line naming the device, two stages' end lines."""
+    """``logs/default`` as the stages write it: a train start line naming the device, two stages' end lines (one
+    with its place in the run, as under DVC)."""
     logs = root / "logs"
     (logs / "default" / "train").mkdir(parents=True)
     (logs / "default" / "train" / "naive.log").write_text(
@@ -31,7 +32,7 @@ def _logs(root: Path) -> Path:
         encoding="utf-8",
     )
     (logs / "default" / "evaluate.log").write_text(
-        "2026-01-01 00:02:00,000 INFO stages.evaluate: evaluate: done in 120 s\n", encoding="utf-8"
+        "2026-01-01 00:02:00,000 INFO stages.evaluate: [9/41] evaluate: done in 120 s\n", encoding="utf-8"
     )
     return logs
 
