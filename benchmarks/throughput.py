@@ -43,9 +43,10 @@ import math
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -104,7 +105,7 @@ def pick(params: Params, experiment: str, names: Sequence[str] | None) -> list[t
     for kind in KINDS:
         for exp_name in (experiment, *PAPERS):
             cfgs = params.get(exp_name).method_cfg
-            found = [m for m, c in cfgs.items() if c.get("kind") == kind and representative(c)]
+            found = [m for m, c in cfgs.items() if c.kind == kind and representative(c.entry)]
             if found:
                 if (exp_name, "naive") not in chosen:
                     chosen.append((exp_name, "naive"))
@@ -113,9 +114,9 @@ def pick(params: Params, experiment: str, names: Sequence[str] | None) -> list[t
     return chosen
 
 
-def representative(cfg: dict) -> bool:
-    """A method entry that measures its kind: no search to bind, no dense pre-training, and for LSL some
-    language-specific layer (not one of the paper's wider dense baselines)."""
+def representative(cfg: Mapping[str, Any]) -> bool:
+    """A method entry (as params.yaml writes it) that measures its kind: no search to bind, no dense pre-training,
+    and for LSL some language-specific layer (not one of the paper's wider dense baselines)."""
     if "architecture" in cfg or "dense_steps" in cfg:
         return False
     return cfg.get("kind") != "lsl" or bool(cfg.get("src") or cfg.get("tgt"))

@@ -119,11 +119,15 @@ def padding_bias(key_padding_mask: Tensor, dtype: torch.dtype) -> Tensor:
     SDPA turns a boolean mask into this on every call (``where(~mask, -inf, 0)``: three operations, and three more
     to invert and unsqueeze the mask here); every layer of a stack (and every step of a search) passes the same
     mask tensor, so the last mask's bias is kept and reused while that tensor is unchanged (its ``_version``): the
-    same maths, made once per forward. Not under ``torch.compile``, which fuses the conversion itself.
+    same maths, made once per forward. Not under ``torch.compile``, which fuses the conversion itself, nor under
+    ``torch.inference_mode`` (an inference tensor has no ``_version``, and a kept one could not be saved for a later
+    training pass's backward).
     """
     global _BIAS
     if torch.compiler.is_compiling():  # nothing global read or written: no guard on it, no recompilation
         return _bias(key_padding_mask, dtype)
+    if torch.is_inference_mode_enabled() or key_padding_mask.is_inference():
+        return _bias(key_padding_mask, dtype)  # no version counter to check; an inference bias cannot be kept
     last = _BIAS
     if last is not None and last[0] is key_padding_mask and last[1] == key_padding_mask._version and last[2] == dtype:
         return last[3]

@@ -2,7 +2,7 @@
 (within 1e-5) as the form each replaces.
 
 * attention's padding mask as SDPA's additive bias, made once per mask (``models.attention.padding_bias``) against
-  a softmax with the padded keys filled with ``-inf``;
+  a softmax with the padded keys filled with ``-inf``, also after a pass under ``torch.inference_mode``;
 """
 
 from __future__ import annotations
@@ -60,3 +60,22 @@ def test_padding_bias_is_made_once_per_mask() -> None:
     assert again[1, 0, 0].tolist() == [0.0, float("-inf")]
     assert padding_bias(pad.clone(), torch.float64) is not again
     assert attention._BIAS is not None
+
+
+def test_padding_bias_under_inference_mode_then_training() -> None:
+    """Under ``torch.inference_mode`` (the claim's measurement) the bias is made afresh and not kept (an inference
+    tensor has no version counter; kept, it could not be saved for a later training pass's backward): attention
+    runs there, then trains on the same mask."""
+    torch.manual_seed(0)
+    m = MultiheadAttention(16, 4, fuse="kv")
+    langs = LangContext.single(0, 1, 2)
+    pad = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
+    with torch.inference_mode():
+        inner = torch.tensor([[False] * 5, [False] * 2 + [True] * 3])
+        m(torch.randn(2, 3, 16), langs, torch.randn(2, 5, 16), key_padding_mask=inner)
+        m(torch.randn(2, 3, 16), langs, torch.randn(2, 5, 16), key_padding_mask=pad)
+    x, memory = torch.randn(2, 3, 16, requires_grad=True), torch.randn(2, 5, 16)
+    out = m(x, langs, memory, key_padding_mask=pad)
+    out.sum().backward()
+    torch.testing.assert_close(out, reference_attention(m, x, memory, pad), atol=1e-5, rtol=1e-5)
+    assert x.grad is not None and torch.isfinite(x.grad).all()
