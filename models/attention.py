@@ -108,32 +108,29 @@ def attention_mask(
     return allowed
 
 
-_BIAS: tuple[Tensor, int, torch.dtype, Tensor] | None = None
-"""The last :func:`padding_bias`: its mask, the mask's ``_version``, the dtype and the bias."""
-
-
 def padding_bias(key_padding_mask: Tensor, dtype: torch.dtype) -> Tensor:
     """The additive mask ``(B, 1, 1, Tk)`` of ``key_padding_mask (B, Tk)`` (True at pads): ``-inf`` at pads, 0
     elsewhere, in ``dtype`` (the queries').
 
     SDPA turns a boolean mask into this on every call (``where(~mask, -inf, 0)``: three operations, and three more
     to invert and unsqueeze the mask here); every layer of a stack (and every step of a search) passes the same
-    mask tensor, so the last mask's bias is kept and reused while that tensor is unchanged (its ``_version``): the
-    same maths, made once per forward. Not under ``torch.compile``, which fuses the conversion itself, nor under
-    ``torch.inference_mode`` (an inference tensor has no ``_version``, and a kept one could not be saved for a later
-    training pass's backward).
+    mask tensor, so the bias is kept on that tensor (an attribute, gone with it) and reused while the mask is
+    unchanged (its ``_version``) and the dtype the same: the same maths, made once per forward. Made afresh under
+    ``torch.compile`` (which fuses the conversion itself) and under ``torch.inference_mode`` (an inference tensor
+    has no ``_version``, and a kept inference bias could not be saved for a later training pass's backward).
     """
-    global _BIAS
-    if torch.compiler.is_compiling():  # nothing global read or written: no guard on it, no recompilation
+    if torch.compiler.is_compiling() or torch.is_inference_mode_enabled() or key_padding_mask.is_inference():
         return _bias(key_padding_mask, dtype)
-    if torch.is_inference_mode_enabled() or key_padding_mask.is_inference():
-        return _bias(key_padding_mask, dtype)  # no version counter to check; an inference bias cannot be kept
-    last = _BIAS
-    if last is not None and last[0] is key_padding_mask and last[1] == key_padding_mask._version and last[2] == dtype:
-        return last[3]
+    kept = getattr(key_padding_mask, _KEPT, None)
+    if kept is not None and kept[0] == key_padding_mask._version and kept[1] == dtype:
+        return kept[2]
     bias = _bias(key_padding_mask, dtype)
-    _BIAS = (key_padding_mask, key_padding_mask._version, dtype, bias)
+    setattr(key_padding_mask, _KEPT, (key_padding_mask._version, dtype, bias))
     return bias
+
+
+_KEPT = "_lsnmt_padding_bias"
+"""The mask's attribute that keeps its :func:`padding_bias`: ``(the mask's _version, dtype, bias)``."""
 
 
 def _bias(key_padding_mask: Tensor, dtype: torch.dtype) -> Tensor:

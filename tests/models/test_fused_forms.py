@@ -49,7 +49,8 @@ def test_padding_bias_gives_the_masked_softmax() -> None:
 
 
 def test_padding_bias_is_made_once_per_mask() -> None:
-    """Every layer passes the same mask: one bias; a changed mask (in place) or another dtype gets its own."""
+    """Every layer passes the same mask: one bias, kept on the mask; a changed mask (in place) or another dtype gets
+    its own."""
     pad = torch.tensor([[False, True], [False, False]])
     first = padding_bias(pad, torch.float32)
     assert padding_bias(pad, torch.float32) is first
@@ -59,7 +60,7 @@ def test_padding_bias_is_made_once_per_mask() -> None:
     again = padding_bias(pad, torch.float64)
     assert again[1, 0, 0].tolist() == [0.0, float("-inf")]
     assert padding_bias(pad.clone(), torch.float64) is not again
-    assert attention._BIAS is not None
+    assert getattr(pad, attention._KEPT)[2] is again  # kept on the mask itself: no global state
 
 
 def test_padding_bias_under_inference_mode_then_training() -> None:
