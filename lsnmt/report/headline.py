@@ -38,9 +38,11 @@ DEVICE = re.compile(r"parameters .*, device (\S+),")
 
 def run_info(logs: Path) -> dict[str, Any]:
     """``{"seconds": sum of the stages' wall times, "stages": how many, "devices": training devices}`` from the
-    log files under ``logs`` (``logs/{exp}``); zero stages when there are none."""
+    log files under ``logs`` (``logs/{exp}``) and the shared ``params`` stage's beside it (``logs/params.log``, one
+    for every experiment); zero stages when there are none."""
     seconds, stages, devices = 0, 0, set()
-    for path in sorted(logs.rglob("*.log")) if logs.is_dir() else []:
+    shared = [logs.parent / "params.log"] if (logs.parent / "params.log").is_file() else []
+    for path in [*(sorted(logs.rglob("*.log")) if logs.is_dir() else []), *shared]:
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             if m := DONE.search(line):
                 seconds, stages = seconds + int(m.group(2)), stages + 1

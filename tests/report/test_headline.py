@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _logs(root: Path) -> Path:
-    """``logs/default`` as the stages write it: a train start line naming the device, two stages' end lines (one
-    with its place in the run, as under DVC)."""
+    """``logs/default`` as the stages write it: a train start line naming the device, three stages' end lines (one
+    with its place in the run, as under DVC; the shared ``params`` stage's beside the experiment's folder)."""
     logs = root / "logs"
     (logs / "default" / "train").mkdir(parents=True)
     (logs / "default" / "train" / "naive.log").write_text(
@@ -34,6 +34,7 @@ def _logs(root: Path) -> Path:
     (logs / "default" / "evaluate.log").write_text(
         "2026-01-01 00:02:00,000 INFO stages.evaluate: [9/41] evaluate: done in 120 s\n", encoding="utf-8"
     )
+    (logs / "params.log").write_text("2026-01-01 00:03:00,000 INFO stages.params: [10/41] params: done in 60 s\n")
     return logs
 
 
@@ -46,13 +47,13 @@ def site(tmp_path: Path) -> tuple[Results, Path, Path]:
 
 def test_run_info_reads_the_device_and_the_stage_times(tmp_path: Path) -> None:
     info = run_info(_logs(tmp_path) / "default")
-    assert info == {"seconds": 180, "stages": 2, "devices": ["cpu"]}
+    assert info == {"seconds": 240, "stages": 3, "devices": ["cpu"]}
 
 
 def test_the_answer_names_the_scale_and_puts_the_claim_first_on_a_smoke_test(site) -> None:
     results, _, logs = site
     text = headline_md(results, logs)
-    assert "**Scale: CPU**, 2 stages, 3.0 minutes of stage time." in text
+    assert "**Scale: CPU**, 3 stages, 4.0 minutes of stage time." in text
     assert "**Smoke test**" in text
     claim, translation = text.index("The claim at small scale"), text.index("Translation:")
     assert claim < translation  # degenerate translation: the claim is the answer
