@@ -54,7 +54,7 @@ from lsnmt.train.feed import Feed, StepBatches, pinned
 from lsnmt.train.job import Parts
 from lsnmt.train.loop import Update
 from lsnmt.train.loss import LOG2, default_criterion, smoothed_cross_entropy
-from lsnmt.train.update import Micro, amp_dtype, autocast, update
+from lsnmt.train.update import Micro, amp_dtype, autocast, seed_forward, update
 from models.ls.base import Criterion, HasAuxLoss
 
 
@@ -110,7 +110,7 @@ def _micro(run: Run, seed: int, sample: Sample, scale: float) -> Micro:
     ``scale`` to back-propagate, and (loss, nll) to report."""
 
     def forward() -> tuple[Tensor, Tensor]:
-        torch.manual_seed(seed)
+        seed_forward(seed, run.dist.device)
         step_begin(run.cfg.compile, run.dist.device)
         on_device = sample.to(run.dist.device)
         on_device = dataclasses.replace(on_device, langs=on_device.langs.with_(progress=run.step / run.cfg.max_steps))

@@ -140,7 +140,8 @@ def update(t: Trainee, micros: Sequence[Micro], lr: float, step: int) -> Stepped
     """Update ``step + 1`` from this rank's micro-batches at learning rate ``lr`` (see the module docstring)."""
     if not micros:
         raise ValueError(f"update {step + 1}: no micro-batch")
-    t.net.train()
+    if not (t.net.training and t.model.training):  # validation sets the whole model to eval mode; a walk otherwise
+        t.net.train()
     t.optimizer.zero_grad(set_to_none=True)
     stats: Tensor | None = None
     last = len(micros) - 1
@@ -157,9 +158,21 @@ def update(t: Trainee, micros: Sequence[Micro], lr: float, step: int) -> Stepped
         sync_grads(t.model, t.dist)
     t.dist.all_reduce(stats)
     t.scaler.unscale_(t.optimizer)
-    norm = grad_norm(t.model, t.clip_norm)
+    norm = grad_norm(t.optimizer, t.clip_norm)
     set_lr(t.optimizer, lr)
     return Stepped(stats, norm, optimizer_step(t.optimizer, t.scaler, step))
+
+
+def seed_forward(seed: int, device: torch.device) -> None:
+    """Seed what a training forward draws from (dropout, noise): the CPU's generator and, on a GPU, ``device``'s.
+
+    The same draws as ``torch.manual_seed(seed)``, which also seeds every other device and backend: where one is not
+    initialised (MTIA and XPU on a CUDA machine, CUDA on a CPU one) each such call queues a lazy call with its
+    formatted stack trace, ~0.5 ms of host time per update for nothing (``benchmarks/host_cost.py --profile``)."""
+    torch.default_generator.manual_seed(seed)
+    if device.type == "cuda":
+        torch.cuda.default_generators[device.index if device.index is not None else torch.cuda.current_device()
+                                      ].manual_seed(seed)
 
 
 def sync_grads(model: nn.Module, dist: Dist) -> None:
@@ -177,12 +190,14 @@ def sync_grads(model: nn.Module, dist: Dist) -> None:
         offset += n
 
 
-def grad_norm(model: nn.Module, clip_norm: float) -> Tensor:
-    """The global gradient norm (a device tensor), the gradients clipped to ``clip_norm`` when it is > 0."""
-    params = [p for p in model.parameters() if p.grad is not None]
+def grad_norm(optimizer: torch.optim.Optimizer, clip_norm: float) -> Tensor:
+    """The global gradient norm of what ``optimizer`` steps (every trainer's holds all its model's parameters; read
+    from its groups, not by walking the model's modules each update), the gradients clipped to ``clip_norm`` when
+    it is > 0; a device tensor."""
+    params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
     if clip_norm > 0:
         return nn.utils.clip_grad_norm_(params, clip_norm)
-    return nn.utils.get_total_norm([p.grad for p in params])  # type: ignore[misc]
+    return nn.utils.get_total_norm([p.grad for p in params])
 
 
 def optimizer_step(optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler, step: int) -> bool:

@@ -46,7 +46,7 @@ from lsnmt.train.job import fingerprint as digest
 from lsnmt.train.loop import Job, Update, run_updates
 from lsnmt.train.loss import smoothed_cross_entropy
 from lsnmt.train.optim import Schedule, adam_of
-from lsnmt.train.update import Micro, Updater, update
+from lsnmt.train.update import Micro, Updater, seed_forward, update
 from lsnmt.xelm.config import LMConfig, LMTrainConfig
 from lsnmt.xelm.corpus import Selection, TokenStream
 from models.lm import DecoderOnlyLM, build_lm, param_count
@@ -189,7 +189,7 @@ def _train(job: LMJob, lm: LMConfig, lm_dir: Path, meta: dict, work_dir: Path, o
     rows, ntok = rank_rows(n_blocks, dist), n_blocks * lm.block_size
 
     def step_fn(n: int) -> Update:
-        torch.manual_seed(dropout_seed(cfg.seed, n, dist))
+        seed_forward(dropout_seed(cfg.seed, n, dist), device)
         blocks = torch.from_numpy(stream.take(n_blocks)[rows]).to(device)
         return _update(t, blocks, job, meta["pad"], n, ntok, parts.lr(n))
 

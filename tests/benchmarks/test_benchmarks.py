@@ -28,6 +28,16 @@ def test_host_cost_runs_the_floor_and_default_gpus_model_with_their_operation_co
     assert got["default_gpu"]["ops"] > got["floor"]["ops"] > got["floor"]["kernels"] > 0  # 3+3 layers vs 1+1
     out = capsys.readouterr().out
     assert "| default_gpu |" in out and "ops per update" in out and "t_trainer / t_bare" in out
+    assert "Python calls per update" in out
+
+
+def test_the_trainer_adds_few_python_calls_to_an_update() -> None:
+    """The trainer's own Python work per update, beyond the model's, the loss's and the optimizer's (the bare loop's),
+    is small: 1.24x the bare loop's calls on the floor model (eager), 4.63x before the update stopped walking the
+    model's modules each update (training mode, the parameter list) and seeding every backend (2026-11-28)."""
+    got = host_cost.main(["--models", "floor", "--updates", "2", "--repeats", "1", "--max-tokens", "512",
+                          "--warmup-seconds", "1"])
+    assert got["floor"]["trainer_calls"] <= 1.5 * got["floor"]["bare_calls"], got["floor"]
 
 
 def test_throughput_measures_naive_and_every_kind_after_a_warm_up(capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import ast
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import torch
 from torch import nn
 
+from lsnmt.train.dist import Dist
 from lsnmt.train.optim import adamw, bias_or_layer_norm, linear_warmup_decay
+from lsnmt.train.update import seed_forward, update, updater
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,3 +58,50 @@ def test_biases_and_layer_norms_are_not_decayed() -> None:
     assert decayed["weight_decay"] == 0.01 and exempt["weight_decay"] == 0.0
     assert [p.shape for p in decayed["params"]] == [torch.Size([3, 3])]
     assert len(exempt["params"]) == 3  # dense.bias, LayerNorm.weight, LayerNorm.bias
+
+
+def test_seed_forward_draws_what_manual_seed_draws_without_touching_other_backends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``seed_forward`` gives the dropout masks ``torch.manual_seed`` gives, and calls no other backend's seeding
+    (on a machine without CUDA, ``torch.manual_seed`` queues a lazy CUDA call that formats the stack: per update)."""
+    drop = nn.Dropout(0.5)
+    x = torch.ones(64, 8)
+    torch.manual_seed(1234)
+    want = drop(x)
+    formatted: list[int] = []
+    monkeypatch.setattr(traceback, "format_stack", lambda *a, **k: formatted.append(1) or [])
+    seed_forward(1234, torch.device("cpu"))
+    assert torch.equal(drop(x), want)
+    assert formatted == []
+    torch.manual_seed(1234)  # the check can see a lazy call: torch.manual_seed makes one where CUDA is not set up
+    assert formatted or torch.cuda.is_initialized()
+
+
+def test_an_update_walks_the_modules_only_to_leave_eval_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``update`` sets training mode only when the model is not in it (after validation), not every update (a walk
+    of every module), and the gradient norm is the optimizer's parameters' (no walk of the model either)."""
+    model = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 1))
+    t = updater(model, torch.optim.AdamW(model.parameters(), lr=1e-3), Dist(0, 1, torch.device("cpu"), False))
+    x = torch.randn(5, 3)
+
+    def micro() -> tuple[torch.Tensor, torch.Tensor]:
+        loss = model(x).square().mean()
+        return loss, loss.detach().reshape(1)
+
+    walks: list[str] = []
+
+    def counted(name: str) -> Callable[..., object]:
+        original = getattr(nn.Module, name)
+        return lambda self, *a, **k: walks.append(name) or original(self, *a, **k)
+
+    for name in ("train", "modules", "parameters", "named_parameters"):
+        monkeypatch.setattr(nn.Module, name, counted(name))
+    done = update(t, [micro], 1e-3, 0)
+    assert walks == [] and model.training
+    want = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters()]))
+    assert torch.allclose(done.grad_norm, want)
+    walks.clear()
+    model.eval()
+    update(t, [micro], 1e-3, 1)
+    assert walks[:1] == ["train"] and model.training and all(m.training for m in model)
