@@ -9,7 +9,8 @@ Used by the operation-count test (``tests/models/test_op_counts.py``) and ``benc
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+import itertools
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import numpy as np
@@ -75,6 +76,18 @@ def update_ops(
     exp: MethodSpec, method: str, *, vocab_size: int = 8000, sample: Sample | None = None, compile: bool = False
 ) -> OpLog:
     """ATen operations of one eager training update of ``method``'s model in ``exp`` (module docstring)."""
+    step = one_update(exp, method, vocab_size=vocab_size, sample=sample, compile=compile)
+    step()  # warm-up: the optimizer's state
+    with count_ops() as ops:
+        step()
+    return ops
+
+
+def one_update(
+    exp: MethodSpec, method: str, *, vocab_size: int = 8000, sample: Sample | None = None, compile: bool = False
+) -> Callable[[], None]:
+    """``step()``: one training update of a fresh model of ``method`` in ``exp`` on ``sample`` (default
+    :func:`mixed_batch`), as the trainer runs it on a CPU in fp32 (module docstring)."""
     kind, cfg = resolve(exp.method_cfg, method)
     torch.manual_seed(0)
     model = build_transformer(
@@ -97,10 +110,12 @@ def update_ops(
     crit = kind_criterion(kind) or default_criterion
     batch = sample or mixed_batch(exp, vocab_size)
     micro = functools.partial(_micro, up, crit, batch, exp.train.label_smoothing)
-    update(up, [micro], 1e-4, 0)  # warm-up: the optimizer's state
-    with count_ops() as ops:
-        update(up, [micro], 1e-4, 1)
-    return ops
+    steps = itertools.count()
+
+    def step() -> None:
+        update(up, [micro], 1e-4, next(steps))
+
+    return step
 
 
 def _micro(up: object, crit: object, sample: Sample, epsilon: float) -> tuple[torch.Tensor, torch.Tensor]:
