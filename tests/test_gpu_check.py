@@ -212,5 +212,7 @@ def ran_every_step(text: str, out: Path) -> None:
         assert rows and all(r["warmup"] >= 5 and not r["error"] for r in rows), rows
     models = json.loads((out / "host_cost.json").read_text())["models"]
     assert [m for m in models if m.startswith("default_gpu")] and all(m["ops"] > 200 for m in models.values())
+    assert all(m["trainer_calls"] > 0 and m["bare_calls"] > 0 for m in models.values())
+    assert "Python calls per update" in final
     assert (out / "gpu_check.md").read_text().rstrip().endswith(final.rstrip())
     assert "===== train_together_lms_fd.log =====" in (out / "gpu_check.log").read_text()
