@@ -171,8 +171,9 @@ def seed_forward(seed: int, device: torch.device) -> None:
     formatted stack trace, ~0.5 ms of host time per update for nothing (``benchmarks/host_cost.py --profile``)."""
     torch.default_generator.manual_seed(seed)
     if device.type == "cuda":
-        torch.cuda.default_generators[device.index if device.index is not None else torch.cuda.current_device()
-                                      ].manual_seed(seed)
+        torch.cuda.init()  # fills default_generators; a flag check once CUDA is up (the model is on it by now)
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        torch.cuda.default_generators[index].manual_seed(seed)
 
 
 def sync_grads(model: nn.Module, dist: Dist) -> None:

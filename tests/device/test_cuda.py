@@ -17,6 +17,7 @@ from lsnmt.data.corpus import Vocab, load_split
 from lsnmt.decode.translate import translate_direction
 from lsnmt.train import checkpoint as ckpt
 from lsnmt.train.trainer import train
+from lsnmt.train.update import seed_forward
 from models.build import build_transformer
 from tests.train.helpers import make_bin, tiny_experiment, weights
 from tests.train.test_ddp import SETTINGS, _assert_close, _free_port, _rank
@@ -105,3 +106,18 @@ def test_search_steps_read_nothing_from_the_gpu(device: torch.device, beam: int,
         return sum("synchroniz" in str(w.message) for w in caught)
 
     assert syncs(12) == syncs(4)
+
+
+def test_seed_forward_draws_on_the_gpu_what_manual_seed_draws() -> None:
+    """``seed_forward`` (each update's dropout seed) seeds the training GPU's generator as ``torch.manual_seed``
+    does, with the device's index given or not."""
+    device = torch.device("cuda", 0)
+    x = torch.ones(256, 64, device=device)
+    torch.manual_seed(77)
+    want = torch.nn.functional.dropout(x, 0.5)
+    seed_forward(77, device)
+    assert torch.equal(torch.nn.functional.dropout(x, 0.5), want)
+    seed_forward(78, torch.device("cuda"))  # no index: the current device
+    other = torch.nn.functional.dropout(x, 0.5)
+    torch.manual_seed(78)
+    assert torch.equal(torch.nn.functional.dropout(x, 0.5), other)
