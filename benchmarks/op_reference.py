@@ -44,13 +44,13 @@ from torch import Tensor, nn
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.marian_model import marian_update as build_marian
 from benchmarks.warmup import warm_up
 from lsnmt.data.corpus import Sample
 from lsnmt.experiment.params import Experiment, Params
-from lsnmt.train.ops import EOS, PAD, mixed_batch, one_update
+from lsnmt.train.ops import EOS, PAD, mixed_batch, one_update, step_ops
 from models.config.model import resolve_dims
 from models.embedding import sinusoidal_table
-from models.opcount import OpLog, count_ops
 
 VOCAB, WIDTH = 128, 16
 """The vocabulary and width every model is built at (the count does not depend on them; the time is host time)."""
@@ -124,23 +124,11 @@ def torch_update(exp: Experiment, vocab: int, sample: Sample) -> Callable[[], No
 def marian_update(exp: Experiment, vocab: int, sample: Sample) -> Callable[[], None] | None:
     """``step()``: one update of MarianMT (``benchmarks/marian_model.py``); ``None`` without ``transformers``."""
     try:
-        from benchmarks.marian_model import marian_update as build
-    except ImportError:
-        return None
-    try:
-        update = build(exp, vocab, torch.device("cpu"), PAD, EOS)
+        update = build_marian(exp, vocab, torch.device("cpu"), PAD, EOS)  # imports transformers
     except ImportError:
         return None
     one = SimpleNamespace(samples=[sample], ntokens=sample.ntokens)
     return lambda: update(one)
-
-
-def counted(step: Callable[[], None]) -> OpLog:
-    """The operations of one update after a first one (the optimizer's state is made on its first step)."""
-    step()
-    with count_ops() as ops:
-        step()
-    return ops
 
 
 def timed(
@@ -193,7 +181,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
         steps["marian"] = marian
     elif not args.no_marian:
         print("marian: left out (transformers is not installed)")
-    ops = {name: counted(step) for name, step in steps.items()}
+    ops = {name: step_ops(step) for name, step in steps.items()}
     times = timed(steps, args.updates, args.repeats, args.warmup_seconds)
     dims = resolve_dims(exp.model)
     print(

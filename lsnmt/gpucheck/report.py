@@ -169,12 +169,8 @@ def rows(f: Findings) -> list[Row]:
             Row(
                 f"host cost, {model} model: trainer updates/s",
                 f"{1 / h['trainer']:.1f} (bare loop "
-                f"{1 / h['bare']:.1f}; {h['ops']:,.0f} ops per update, {h['kernels']:,.0f} computing"
-                + (
-                    f"; Python calls per update {h['trainer_calls']:,.0f}, bare loop {h['bare_calls']:,.0f})"
-                    if "trainer_calls" in h
-                    else ")"
-                ),
+                f"{1 / h['bare']:.1f}; {h['ops']:,.0f} ops per update, {h['kernels']:,.0f} computing; Python calls "
+                f"per update {h['trainer_calls']:,.0f}, bare loop {h['bare_calls']:,.0f})",
             )
         )
     for s in f.scores:

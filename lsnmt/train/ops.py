@@ -76,8 +76,13 @@ def update_ops(
     exp: MethodSpec, method: str, *, vocab_size: int = 8000, sample: Sample | None = None, compile: bool = False
 ) -> OpLog:
     """ATen operations of one eager training update of ``method``'s model in ``exp`` (module docstring)."""
-    step = one_update(exp, method, vocab_size=vocab_size, sample=sample, compile=compile)
-    step()  # warm-up: the optimizer's state
+    return step_ops(one_update(exp, method, vocab_size=vocab_size, sample=sample, compile=compile))
+
+
+def step_ops(step: Callable[[], None]) -> OpLog:
+    """The operations of one ``step()`` (an update) after a first, uncounted one: the optimizer's state is made on
+    its first step."""
+    step()
     with count_ops() as ops:
         step()
     return ops
