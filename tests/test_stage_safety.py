@@ -81,8 +81,12 @@ def test_a_full_disk_is_one_line_naming_the_path_and_the_space_left(tmp_path: Pa
         ckpt.save(tmp_path / "step6.pt", {"step": 6})
 
 
-def test_a_full_disk_outside_the_atomic_writers_is_one_line_too(tmp_path: Path,
-                                                                caplog: pytest.LogCaptureFixture) -> None:
+def test_a_full_disk_outside_the_atomic_writers_is_one_line_too(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # the space left is read twice (the message, the expectation): fixed, so other writers on the disk between the
+    # two reads cannot change it (CI's run saw 45848.0 against 45847.9 MiB)
+    monkeypatch.setattr("shutil.disk_usage", lambda _p: type("U", (), {"free": 3 * 2**20, "total": 2**30})())
+
     def fill() -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "x.src"))
 
@@ -90,6 +94,7 @@ def test_a_full_disk_outside_the_atomic_writers_is_one_line_too(tmp_path: Path,
         cli.guarded("sample", fill)
     assert info.value.code == 1
     assert [r.getMessage() for r in caplog.records] == [str(DiskFull.at(tmp_path / "x.src"))]
+    assert "(3.0 MiB free on its file system)" in caplog.records[0].getMessage()
 
 
 def test_an_allocation_beyond_the_machine_is_one_line(caplog: pytest.LogCaptureFixture) -> None:
