@@ -180,28 +180,32 @@ def feed_cost(run: Run, n: int) -> float:
     return (time.perf_counter() - start) / n
 
 
-def python_calls(updates: Callable[[int], float], n: int) -> float:
-    """Python function calls (cProfile's count, built-ins included) per update over ``n`` updates."""
+def profiled(updates: Callable[[int], float], n: int) -> pstats.Stats:
+    """cProfile's statistics of ``n`` updates."""
     prof = cProfile.Profile()
     prof.enable()
     updates(n)
     prof.disable()
-    return pstats.Stats(prof).total_calls / n  # type: ignore[attr-defined]  # typeshed omits total_calls
+    return pstats.Stats(prof)
+
+
+def python_calls(updates: Callable[[int], float], n: int) -> float:
+    """Python function calls (cProfile's count, built-ins included) per update over ``n`` updates."""
+    return profiled(updates, n).total_calls / n  # type: ignore[attr-defined]  # typeshed omits total_calls
 
 
 def profile(updates: Callable[[int], float], n: int, top: int = 15) -> str:
-    prof = cProfile.Profile()
-    prof.enable()
-    updates(n)
-    prof.disable()
-    out = io.StringIO()
-    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(top)
+    """The ``top`` functions of ``n`` updates by own time."""
+    stats, out = profiled(updates, n), io.StringIO()
+    stats.stream = out
+    stats.sort_stats("tottime").print_stats(top)
     return out.getvalue()
 
 
 def bench(exp: Experiment, vocab: int, args: argparse.Namespace) -> dict[str, float]:
     """One model: seconds per update of ``trainer`` and ``bare`` (medians), the feed's ``feed`` seconds per update,
-    ``ops`` and ``kernels`` per eager update, ``warmup`` updates (and ``settled``: 1 or 0)."""
+    ``ops`` and ``kernels`` per eager update, ``trainer_calls`` and ``bare_calls`` (Python calls per update),
+    ``warmup`` updates (and ``settled``: 1 or 0)."""
     device = torch.device(args.device)
     tokens = exp.train.max_tokens
     with tempfile.TemporaryDirectory() as tmp:
