@@ -10,7 +10,9 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -63,6 +65,11 @@ def test_other_names_temporaries_are_left_alone(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == [".bin.meta.json.abcd1234.tmp", ".bin2.abcd1234.tmp", "bin"]
 
 
+def free_space(free: int) -> Callable[[object], SimpleNamespace]:
+    """A ``shutil.disk_usage`` that reports ``free`` bytes (of 1 GiB) on any path."""
+    return lambda _path: SimpleNamespace(free=free, total=2**30)
+
+
 def test_a_full_disk_is_one_line_naming_the_path_and_the_space_left(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(DiskFull, match=rf"^{tmp_path}/a\.txt: no space left on the device \(\d+\.\d MiB free on "
@@ -76,7 +83,7 @@ def test_a_full_disk_is_one_line_naming_the_path_and_the_space_left(tmp_path: Pa
         raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 42368 vs 42262")
 
     monkeypatch.setattr(torch, "save", full)
-    monkeypatch.setattr("shutil.disk_usage", lambda _p: type("U", (), {"free": 4096, "total": 65536})())
+    monkeypatch.setattr("shutil.disk_usage", free_space(4096))
     with pytest.raises(DiskFull, match=r"step6\.pt: no space left on the device \(0\.0 MiB free"):
         ckpt.save(tmp_path / "step6.pt", {"step": 6})
 
@@ -85,7 +92,7 @@ def test_a_full_disk_outside_the_atomic_writers_is_one_line_too(tmp_path: Path, 
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     # the space left is read twice (the message, the expectation): fixed, so other writers on the disk between the
     # two reads cannot change it (CI's run saw 45848.0 against 45847.9 MiB)
-    monkeypatch.setattr("shutil.disk_usage", lambda _p: type("U", (), {"free": 3 * 2**20, "total": 2**30})())
+    monkeypatch.setattr("shutil.disk_usage", free_space(3 * 2**20))
 
     def fill() -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "x.src"))
