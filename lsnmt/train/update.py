@@ -192,9 +192,9 @@ def sync_grads(model: nn.Module, dist: Dist) -> None:
 
 
 def grad_norm(optimizer: torch.optim.Optimizer, clip_norm: float) -> Tensor:
-    """The global gradient norm of what ``optimizer`` steps (every trainer's holds all its model's parameters; read
-    from its groups, not by walking the model's modules each update), the gradients clipped to ``clip_norm`` when
-    it is > 0; a device tensor."""
+    """The global gradient norm of what ``optimizer`` steps (every trainer's is :meth:`lsnmt.train.optim.Adam.build`'s,
+    over all its model's parameters; read from its groups, not by walking the model's modules each update), the
+    gradients clipped to ``clip_norm`` when it is > 0; a device tensor."""
     params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
     if clip_norm > 0:
         return nn.utils.clip_grad_norm_(params, clip_norm)
